@@ -1,0 +1,96 @@
+//! The one error type of lazy-xla.
+//!
+//! Every user-reachable failure is an [`Error`]. Where XLA rejects the same thing, the message
+//! starts with XLA's own sentence, verbatim, so it can be searched for; context that XLA cannot
+//! give (the op, its operand shapes with layouts, the caller's `file:line`) follows.
+
+use std::panic::Location;
+
+use crate::{ElementType, Shape};
+
+/// `Result` with lazy-xla's [`Error`] as the default error type.
+///
+/// ```
+/// fn parse(s: &str) -> lazy_xla::Result<lazy_xla::Shape> {
+///     s.parse()
+/// }
+/// assert!(parse("f32[2,3]").is_ok());
+/// ```
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in lazy-xla.
+///
+/// ```
+/// use lazy_xla::{ElementType, Shape};
+/// let err = Shape::with_layout(ElementType::F32, &[2, 3], &[0, 0]).unwrap_err();
+/// assert!(err.to_string().starts_with("layout minor_to_major field has duplicate values: {0,0}"));
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// An argument XLA would reject with `InvalidArgument`; the text is XLA's sentence where
+    /// XLA has one.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// A shape string that does not follow XLA's notation.
+    #[error("cannot parse shape {input:?}: {expected} at byte {offset} ({found})")]
+    Parse {
+        /// The whole text given.
+        input: String,
+        /// Byte offset of the offending character.
+        offset: usize,
+        /// What the parser wanted there.
+        expected: String,
+        /// What it found there, described (`'x'` or `end of input`).
+        found: String,
+    },
+    /// Values of one element type used where another was required.
+    #[error("element type mismatch: expected {expected}, got {actual}")]
+    ElementTypeMismatch {
+        /// The type the shape or parameter declares.
+        expected: ElementType,
+        /// The type that was given.
+        actual: ElementType,
+    },
+    /// An op the builder rejected: XLA's sentence, then the op, its operands and where it was
+    /// made.
+    #[error("{source} (op {op}; operands {}) at {location}", join_shapes(operands))]
+    Op {
+        /// The op's name as HLO prints it (`add`, `broadcast`, …).
+        op: String,
+        /// The shapes of its operands, with layouts.
+        operands: Vec<Shape>,
+        /// The caller's `file:line:column`.
+        location: &'static Location<'static>,
+        /// The rejection itself.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A feature XLA has that lazy-xla does not implement.
+    #[error("unimplemented: {0}")]
+    Unimplemented(String),
+}
+
+impl Error {
+    /// An [`Error::InvalidArgument`] from anything printable.
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Error::InvalidArgument(message.into())
+    }
+}
+
+/// Shapes joined as `f32[2]{0}, s32[]`.
+fn join_shapes(shapes: &[Shape]) -> String {
+    let parts: Vec<String> = shapes.iter().map(Shape::to_string).collect();
+    if parts.is_empty() {
+        "none".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Returns early with an [`Error::InvalidArgument`] built by `format!`.
+macro_rules! invalid_argument {
+    ($($arg:tt)*) => {
+        return Err($crate::Error::InvalidArgument(format!($($arg)*)))
+    };
+}
+pub(crate) use invalid_argument;

@@ -1,0 +1,212 @@
+//! Printing literals as XLA's `Literal::ToString` does.
+
+use std::fmt::{self, Write};
+
+use crate::shape::element_type::with_native_type;
+use crate::{Literal, NativeType};
+
+/// XLA's `Literal::ToString`: the shape without layout, a space, then the values in nested
+/// braces (`f32[] 7`, `f32[3] {1, 2, 3}`, rank ≥ 2 one innermost row per line). Floats print
+/// as the shortest text that reads back exactly, in C's `%g` style (`1`, `0.5`, `1e+10`,
+/// `inf`, `nan`); `pred` prints `true`/`false`.
+///
+/// ```
+/// use lazy_xla::{shape, Literal};
+/// assert_eq!(Literal::scalar(7.0f32).to_string(), "f32[] 7");
+/// assert_eq!(Literal::vec1(&[1.5f32, 1e10]).to_string(), "f32[2] {1.5, 1e+10}");
+/// let m = Literal::from_vec(&shape!(pred[2, 1]), vec![true, false])?;
+/// assert_eq!(m.to_string(), "pred[2,1] {\n  {true},\n  {false}\n}");
+/// # Ok::<(), lazy_xla::Error>(())
+/// ```
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let elements: Vec<String> = with_native_type!(self.element_type(), T => {
+            self.to_vec::<T>().map_err(|_| fmt::Error)?.into_iter().map(element_text).collect()
+        });
+        write!(f, "{} ", self.shape().human_string())?;
+        let mut out = String::new();
+        let rank = self.shape().rank();
+        let mut index = Vec::with_capacity(rank);
+        let mut next = elements.iter();
+        print_nested(&mut out, self.shape().dimensions(), rank, &mut index, &mut next)?;
+        f.write_str(&out)
+    }
+}
+
+/// XLA's `print_recursive` of `DenseArrayToStringHelper`: braces and separators placed exactly
+/// as XLA places them.
+fn print_nested<'a>(
+    out: &mut String,
+    dimensions: &[i64],
+    rank: usize,
+    index: &mut Vec<i64>,
+    elements: &mut impl Iterator<Item = &'a String>,
+) -> fmt::Result {
+    let Some((&size, inner)) = dimensions.split_first() else {
+        return out.write_str(elements.next().map_or("", String::as_str));
+    };
+    let brace = |brace: &str, index: &[i64]| -> String {
+        if rank == 1 {
+            brace.to_string()
+        } else if inner.is_empty() {
+            let space = if size <= 1 { "" } else { " " };
+            if brace == "{" {
+                format!("  {{{space}")
+            } else {
+                format!("{space}}}")
+            }
+        } else if brace == "{" {
+            if rank > 3 && !index.is_empty() && index.len() < rank {
+                format!("{{ /*i{}={}*/\n", index.len() - 1, index[index.len() - 1])
+            } else {
+                "{\n".to_string()
+            }
+        } else {
+            "\n}".to_string()
+        }
+    };
+    out.push_str(&brace("{", index));
+    for i in 0..size {
+        index.push(i);
+        print_nested(out, inner, rank, index, elements)?;
+        index.pop();
+        if i + 1 < size {
+            out.push(',');
+            out.push(if inner.is_empty() { ' ' } else { '\n' });
+        }
+    }
+    out.push_str(&brace("}", index));
+    Ok(())
+}
+
+/// One element as XLA prints it.
+pub(crate) fn element_text<T: NativeType>(value: T) -> String {
+    use crate::ElementType::*;
+    match T::ELEMENT_TYPE {
+        Pred => if value == T::ONE { "true" } else { "false" }.to_string(),
+        F16 => float_text(value.to_f64(), (3, 5), float_round_trips::<T>),
+        Bf16 => float_text(value.to_f64(), (2, 4), float_round_trips::<T>),
+        F32 => float_text(value.to_f64(), (6, 9), float_round_trips::<T>),
+        F64 => float_text(value.to_f64(), (15, 17), float_round_trips::<T>),
+        _ => integer_text(value),
+    }
+}
+
+/// An integer element's decimal text (through `Debug`, which prints integers plainly).
+fn integer_text<T: NativeType>(value: T) -> String {
+    format!("{value:?}")
+}
+
+/// Whether `text` reads back as exactly `value` in the float type `T`.
+fn float_round_trips<T: NativeType>(text: &str, value: f64) -> bool {
+    let Ok(parsed) = text.parse::<f64>() else { return false };
+    round_to::<T>(parsed) == round_to::<T>(value)
+}
+
+/// `value` rounded to the precision of the float type `T`, as an `f64`.
+fn round_to<T: NativeType>(value: f64) -> f64 {
+    use crate::ElementType::*;
+    match T::ELEMENT_TYPE {
+        F16 => half::f16::from_f64(value).to_f64(),
+        Bf16 => half::bf16::from_f64(value).to_f64(),
+        F32 => value as f32 as f64,
+        _ => value,
+    }
+}
+
+/// XLA's `RoundTripFpToString`: C's `%.{p}g` with `p` the type's `digits10` if that text reads
+/// back as the same value, else its `max_digits10`.
+pub(crate) fn float_text(
+    value: f64,
+    (digits10, max_digits10): (usize, usize),
+    round_trips: impl Fn(&str, f64) -> bool,
+) -> String {
+    if value.is_nan() {
+        return if value.is_sign_negative() { "-nan" } else { "nan" }.to_string();
+    }
+    if value.is_infinite() {
+        return if value < 0.0 { "-inf" } else { "inf" }.to_string();
+    }
+    let short = format_g(value, digits10);
+    if round_trips(&short, value) {
+        short
+    } else {
+        format_g(value, max_digits10)
+    }
+}
+
+/// C's `printf("%.*g", precision, value)` for a finite value.
+fn format_g(value: f64, precision: usize) -> String {
+    if value == 0.0 {
+        return if value.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let scientific = format!("{:.*e}", precision - 1, value);
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if exponent < -4 || exponent >= precision as i32 {
+        let mantissa = strip_zeros(mantissa);
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    } else {
+        let decimals = (precision as i32 - 1 - exponent).max(0) as usize;
+        strip_zeros(&format!("{value:.decimals$}")).to_string()
+    }
+}
+
+/// `1.500` → `1.5`, `2.000` → `2`; text without a point is returned as it is.
+fn strip_zeros(text: &str) -> &str {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{shape, Literal};
+
+    #[test]
+    fn format_g_matches_c() {
+        assert_eq!(format_g(1.0, 6), "1");
+        assert_eq!(format_g(0.1, 1), "0.1");
+        assert_eq!(format_g(123456.0, 6), "123456");
+        assert_eq!(format_g(1234567.0, 6), "1.23457e+06");
+        assert_eq!(format_g(0.0001, 6), "0.0001");
+        assert_eq!(format_g(0.00001, 6), "1e-05");
+        assert_eq!(format_g(-2.5, 6), "-2.5");
+        assert_eq!(format_g(1e100, 3), "1e+100");
+    }
+
+    #[test]
+    fn floats_print_shortest_round_trip() {
+        assert_eq!(element_text(0.1f32), "0.1");
+        assert_eq!(element_text(1.0f32 / 3.0), "0.333333343");
+        assert_eq!(element_text(0.1f64), "0.1");
+        assert_eq!(element_text(1.0f64 / 3.0), "0.33333333333333331");
+        assert_eq!(element_text(half::bf16::from_f32(0.1)), "0.1");
+        assert_eq!(element_text(half::bf16::from_f32(1.0 / 3.0)), "0.334");
+        assert_eq!(element_text(f32::NEG_INFINITY), "-inf");
+        assert_eq!(element_text(-0.0f32), "-0");
+        assert_eq!(element_text(-7i8), "-7");
+        assert_eq!(element_text(u64::MAX), "18446744073709551615");
+    }
+
+    #[test]
+    fn nesting_matches_xla() {
+        let cube = Literal::from_vec(&shape!(s32[2, 2, 2]), (1..=8).collect()).unwrap();
+        assert_eq!(
+            cube.to_string(),
+            "s32[2,2,2] {\n{\n  { 1, 2 },\n  { 3, 4 }\n},\n{\n  { 5, 6 },\n  { 7, 8 }\n}\n}"
+        );
+        let four = Literal::from_vec(&shape!(s32[2, 1, 1, 1]), vec![1, 2]).unwrap();
+        assert_eq!(
+            four.to_string(),
+            "s32[2,1,1,1] {\n{ /*i0=0*/\n{ /*i1=0*/\n  {1}\n}\n},\n{ /*i0=1*/\n{ /*i1=0*/\n  {2}\n}\n}\n}"
+        );
+        assert_eq!(Literal::vec1::<f32>(&[]).to_string(), "f32[0] {}");
+        let empty = Literal::from_vec::<f32>(&shape!(f32[2, 0]), vec![]).unwrap();
+        assert_eq!(empty.to_string(), "f32[2,0] {\n  {},\n  {}\n}");
+    }
+}

@@ -1,0 +1,186 @@
+//! Reading shapes in XLA's text notation: `f32[2,3]`, `f32[2,3]{0,1}`, `pred[]`, and lazy-xla's
+//! padding extension `f32[2,3]{0,1:pad(3,5)=zero}`.
+//!
+//! Grammar (white space allowed between tokens, as XLA's lexer allows):
+//! `shape ::= type '[' (int (',' int)*)? ']' layout?`,
+//! `layout ::= '{' (int (',' int)*)? (':' 'pad' '(' (int (',' int)*)? ')' '=' value)? '}'`.
+
+use std::str::FromStr;
+
+use crate::{ElementType, Error, Layout, PaddingValue, Result, Shape};
+
+impl FromStr for Shape {
+    type Err = Error;
+
+    /// Parses XLA's notation; without a layout the default layout is used. A malformed string
+    /// is an [`Error::Parse`] naming the offending byte.
+    ///
+    /// ```
+    /// use lazy_xla::{shape, Shape};
+    /// assert_eq!("f32[2,3]{0,1}".parse::<Shape>()?, shape!(f32[2, 3]{0, 1}));
+    /// assert_eq!("f32[2, 3]".parse::<Shape>()?, shape!(f32[2, 3]));
+    /// let err = "f32[2,x]".parse::<Shape>().unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "cannot parse shape \"f32[2,x]\": expected a dimension size at byte 6 ('x')"
+    /// );
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    fn from_str(text: &str) -> Result<Shape> {
+        let mut parser = Parser { text, offset: 0 };
+        let shape = parser.shape()?;
+        parser.skip_space();
+        if parser.offset != text.len() {
+            return Err(parser.error("the end of the shape"));
+        }
+        Ok(shape)
+    }
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    offset: usize,
+}
+
+impl Parser<'_> {
+    fn shape(&mut self) -> Result<Shape> {
+        let element_type = self.element_type()?;
+        self.expect('[')?;
+        let dimensions = self.int_list(']', "a dimension size")?;
+        self.skip_space();
+        if self.peek().is_none() {
+            return Shape::try_new(element_type, &dimensions);
+        }
+        self.expect('{')?;
+        let minor_to_major = self.int_list_until(&['}', ':'], "a dimension number")?;
+        let mut layout = Layout::new(&minor_to_major);
+        if self.eat(':') {
+            self.expect_word("pad")?;
+            self.expect('(')?;
+            let padded = self.int_list(')', "a padded size")?;
+            self.expect('=')?;
+            let value = self.padding_value()?;
+            layout = layout.with_padding(&padded, value)?;
+        }
+        self.expect('}')?;
+        Shape::try_new(element_type, &dimensions)?.relayout(&layout)
+    }
+
+    fn element_type(&mut self) -> Result<ElementType> {
+        self.skip_space();
+        let start = self.offset;
+        let word = self.word();
+        word.parse().map_err(|_| {
+            self.offset = start;
+            self.error("an element type (pred, s8, …, u64, f16, bf16, f32, f64)")
+        })
+    }
+
+    fn padding_value(&mut self) -> Result<PaddingValue> {
+        self.skip_space();
+        let start = self.offset;
+        let word = self.word();
+        PaddingValue::ALL.into_iter().find(|v| v.to_string() == word).ok_or_else(|| {
+            self.offset = start;
+            self.error("a padding value (zero, one, lowest, highest)")
+        })
+    }
+
+    /// Integers separated by commas, up to and including `close`.
+    fn int_list(&mut self, close: char, what: &str) -> Result<Vec<i64>> {
+        let list = self.int_list_until(&[close], what)?;
+        self.expect(close)?;
+        Ok(list)
+    }
+
+    /// Integers separated by commas, stopping (without consuming) before one of `closers`.
+    fn int_list_until(&mut self, closers: &[char], what: &str) -> Result<Vec<i64>> {
+        let mut list = Vec::new();
+        self.skip_space();
+        if self.peek().is_some_and(|c| closers.contains(&c)) {
+            return Ok(list);
+        }
+        loop {
+            list.push(self.int(what)?);
+            self.skip_space();
+            if !self.eat(',') {
+                return Ok(list);
+            }
+        }
+    }
+
+    fn int(&mut self, what: &str) -> Result<i64> {
+        self.skip_space();
+        let start = self.offset;
+        let digits: String = self.text[start..].chars().take_while(char::is_ascii_digit).collect();
+        if digits.is_empty() {
+            return Err(self.error(what));
+        }
+        match digits.parse() {
+            Ok(value) => {
+                self.offset += digits.len();
+                Ok(value)
+            }
+            Err(_) => Err(self.error(&format!("{what} that fits in an int64"))),
+        }
+    }
+
+    fn word(&mut self) -> &str {
+        let rest = &self.text[self.offset..];
+        let len = rest.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(rest.len());
+        self.offset += len;
+        &rest[..len]
+    }
+
+    fn expect_word(&mut self, word: &str) -> Result<()> {
+        self.skip_space();
+        let start = self.offset;
+        if self.word() == word {
+            Ok(())
+        } else {
+            self.offset = start;
+            Err(self.error(&format!("'{word}'")))
+        }
+    }
+
+    fn expect(&mut self, c: char) -> Result<()> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(self.error(&format!("'{c}'")))
+        }
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        self.skip_space();
+        if self.peek() == Some(c) {
+            self.offset += c.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.text[self.offset..].chars().next()
+    }
+
+    fn skip_space(&mut self) {
+        while let Some(c) = self.peek().filter(|c| c.is_whitespace()) {
+            self.offset += c.len_utf8();
+        }
+    }
+
+    fn error(&self, expected: &str) -> Error {
+        let found = match self.peek() {
+            Some(c) => format!("{c:?}"),
+            None => "end of input".to_string(),
+        };
+        Error::Parse {
+            input: self.text.to_string(),
+            offset: self.offset,
+            expected: format!("expected {expected}"),
+            found,
+        }
+    }
+}
