@@ -15,12 +15,19 @@
 
 extern crate self as lazy_xla;
 
+mod builder;
 mod error;
+mod hlo;
 mod literal;
 mod shape;
+mod shape_inference;
 mod storage;
 
+pub use builder::*;
 pub use error::{Error, Result};
+pub use hlo::{
+    BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, PaddingConfigDimension, UnaryOp,
+};
 pub use literal::Literal;
 pub use shape::{ElementType, Layout, NativeType, PaddingValue, Shape};
 

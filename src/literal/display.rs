@@ -1,91 +1,117 @@
 //! Printing literals as XLA's `Literal::ToString` does.
 
-use std::fmt::{self, Write};
+use std::fmt;
 
 use crate::shape::element_type::with_native_type;
 use crate::{Literal, NativeType};
 
 /// XLA's `Literal::ToString`: the shape without layout, a space, then the values in nested
 /// braces (`f32[] 7`, `f32[3] {1, 2, 3}`, rank ≥ 2 one innermost row per line). Floats print
-/// as the shortest text that reads back exactly, in C's `%g` style (`1`, `0.5`, `1e+10`,
-/// `inf`, `nan`); `pred` prints `true`/`false`.
+/// in C's `%g` style with just enough digits to read back exactly (`1`, `0.5`, `1e+10`,
+/// `inf`, `nan`); a `pred` scalar prints `true`/`false`, `pred` array elements `1`/`0`.
 ///
 /// ```
 /// use lazy_xla::{shape, Literal};
 /// assert_eq!(Literal::scalar(7.0f32).to_string(), "f32[] 7");
 /// assert_eq!(Literal::vec1(&[1.5f32, 1e10]).to_string(), "f32[2] {1.5, 1e+10}");
 /// let m = Literal::from_vec(&shape!(pred[2, 1]), vec![true, false])?;
-/// assert_eq!(m.to_string(), "pred[2,1] {\n  {true},\n  {false}\n}");
+/// assert_eq!(m.to_string(), "pred[2,1] {\n  {1},\n  {0}\n}");
+/// assert_eq!(Literal::scalar(true).to_string(), "pred[] true");
 /// # Ok::<(), lazy_xla::Error>(())
 /// ```
 impl fmt::Display for Literal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let elements: Vec<String> = with_native_type!(self.element_type(), T => {
-            self.to_vec::<T>().map_err(|_| fmt::Error)?.into_iter().map(element_text).collect()
-        });
-        write!(f, "{} ", self.shape().human_string())?;
-        let mut out = String::new();
-        let rank = self.shape().rank();
-        let mut index = Vec::with_capacity(rank);
-        let mut next = elements.iter();
-        print_nested(&mut out, self.shape().dimensions(), rank, &mut index, &mut next)?;
-        f.write_str(&out)
+        write!(f, "{} {}", self.shape().human_string(), values_text(self, "\n"))
     }
+}
+
+/// The values of `literal` in XLA's nested braces; `linebreak` is `"\n"` for
+/// `Literal::ToString` and `" "` for the one-line form HLO constants use
+/// (`{ { 1, 2 }, { 3, 4 } }`).
+pub(crate) fn values_text(literal: &Literal, linebreak: &str) -> String {
+    let rank = literal.shape().rank();
+    let elements: Vec<String> = with_native_type!(literal.element_type(), T => {
+        literal.to_vec::<T>().unwrap_or_default().into_iter().map(|v| array_element_text(v, rank)).collect()
+    });
+    let mut out = String::new();
+    let layout = Nesting { rank: literal.shape().rank(), linebreak };
+    layout.print(&mut out, literal.shape().dimensions(), &mut Vec::new(), &mut elements.iter());
+    out
 }
 
 /// XLA's `print_recursive` of `DenseArrayToStringHelper`: braces and separators placed exactly
 /// as XLA places them.
-fn print_nested<'a>(
-    out: &mut String,
-    dimensions: &[i64],
+struct Nesting<'a> {
     rank: usize,
-    index: &mut Vec<i64>,
-    elements: &mut impl Iterator<Item = &'a String>,
-) -> fmt::Result {
-    let Some((&size, inner)) = dimensions.split_first() else {
-        return out.write_str(elements.next().map_or("", String::as_str));
-    };
-    let brace = |brace: &str, index: &[i64]| -> String {
-        if rank == 1 {
+    linebreak: &'a str,
+}
+
+impl Nesting<'_> {
+    fn print<'e>(
+        &self,
+        out: &mut String,
+        dimensions: &[i64],
+        index: &mut Vec<i64>,
+        elements: &mut impl Iterator<Item = &'e String>,
+    ) {
+        let Some((&size, inner)) = dimensions.split_first() else {
+            out.push_str(elements.next().map_or("", String::as_str));
+            return;
+        };
+        out.push_str(&self.brace("{", size, inner.is_empty(), index));
+        for i in 0..size {
+            index.push(i);
+            self.print(out, inner, index, elements);
+            index.pop();
+            if i + 1 < size {
+                out.push(',');
+                out.push_str(if inner.is_empty() { " " } else { self.linebreak });
+            }
+        }
+        out.push_str(&self.brace("}", size, inner.is_empty(), index));
+    }
+
+    fn brace(&self, brace: &str, size: i64, innermost: bool, index: &[i64]) -> String {
+        let linebreak = self.linebreak;
+        if self.rank == 1 {
             brace.to_string()
-        } else if inner.is_empty() {
+        } else if innermost {
+            let indent = if linebreak == "\n" { "  " } else { "" };
             let space = if size <= 1 { "" } else { " " };
             if brace == "{" {
-                format!("  {{{space}")
+                format!("{indent}{{{space}")
             } else {
                 format!("{space}}}")
             }
         } else if brace == "{" {
-            if rank > 3 && !index.is_empty() && index.len() < rank {
-                format!("{{ /*i{}={}*/\n", index.len() - 1, index[index.len() - 1])
+            if self.rank > 3 && !index.is_empty() && index.len() < self.rank {
+                let linebreak = if size > 0 { linebreak } else { "" };
+                format!("{{ /*i{}={}*/{linebreak}", index.len() - 1, index[index.len() - 1])
             } else {
-                "{\n".to_string()
+                format!("{{{linebreak}")
             }
         } else {
-            "\n}".to_string()
-        }
-    };
-    out.push_str(&brace("{", index));
-    for i in 0..size {
-        index.push(i);
-        print_nested(out, inner, rank, index, elements)?;
-        index.pop();
-        if i + 1 < size {
-            out.push(',');
-            out.push(if inner.is_empty() { ' ' } else { '\n' });
+            format!("{linebreak}}}")
         }
     }
-    out.push_str(&brace("}", index));
-    Ok(())
 }
 
-/// One element as XLA prints it.
+/// One element of a rank-`rank` array as XLA prints it: `pred` elements of arrays print as
+/// `1`/`0`, a `pred` scalar as `true`/`false`.
+fn array_element_text<T: NativeType>(value: T, rank: usize) -> String {
+    if T::ELEMENT_TYPE == crate::ElementType::Pred && rank > 0 {
+        return if value == T::ONE { "1" } else { "0" }.to_string();
+    }
+    element_text(value)
+}
+
+/// One element as XLA's `GetAsString` prints it.
 pub(crate) fn element_text<T: NativeType>(value: T) -> String {
     use crate::ElementType::*;
     match T::ELEMENT_TYPE {
         Pred => if value == T::ONE { "true" } else { "false" }.to_string(),
-        F16 => float_text(value.to_f64(), (3, 5), float_round_trips::<T>),
-        Bf16 => float_text(value.to_f64(), (2, 4), float_round_trips::<T>),
+        F16 => float_text(value.to_f64(), (5, 5), float_round_trips::<T>),
+        Bf16 => float_text(value.to_f64(), (4, 4), float_round_trips::<T>),
         F32 => float_text(value.to_f64(), (6, 9), float_round_trips::<T>),
         F64 => float_text(value.to_f64(), (15, 17), float_round_trips::<T>),
         _ => integer_text(value),
@@ -114,8 +140,9 @@ fn round_to<T: NativeType>(value: f64) -> f64 {
     }
 }
 
-/// XLA's `RoundTripFpToString`: C's `%.{p}g` with `p` the type's `digits10` if that text reads
-/// back as the same value, else its `max_digits10`.
+/// XLA's `RoundTripFpToString`: C's `%.{p}g` with `p` the first precision given if that text
+/// reads back as the same value, else the second (f32: 6 then 9, f64: 15 then 17; the half
+/// types print with their `max_digits10` alone: f16 5, bf16 4).
 pub(crate) fn float_text(
     value: f64,
     (digits10, max_digits10): (usize, usize),
@@ -185,7 +212,10 @@ mod tests {
         assert_eq!(element_text(1.0f32 / 3.0), "0.333333343");
         assert_eq!(element_text(0.1f64), "0.1");
         assert_eq!(element_text(1.0f64 / 3.0), "0.33333333333333331");
-        assert_eq!(element_text(half::bf16::from_f32(0.1)), "0.1");
+        assert_eq!(element_text(half::bf16::from_f32(0.1)), "0.1001");
+        assert_eq!(element_text(half::f16::from_f32(0.1)), "0.099976");
+        assert_eq!(element_text(1e-40f32), "9.99995e-41");
+        assert_eq!(element_text(123456789f32), "123456792");
         assert_eq!(element_text(half::bf16::from_f32(1.0 / 3.0)), "0.334");
         assert_eq!(element_text(f32::NEG_INFINITY), "-inf");
         assert_eq!(element_text(-0.0f32), "-0");
@@ -208,5 +238,7 @@ mod tests {
         assert_eq!(Literal::vec1::<f32>(&[]).to_string(), "f32[0] {}");
         let empty = Literal::from_vec::<f32>(&shape!(f32[2, 0]), vec![]).unwrap();
         assert_eq!(empty.to_string(), "f32[2,0] {\n  {},\n  {}\n}");
+        let m = Literal::from_vec(&shape!(s32[2, 2]), vec![1, 2, 3, 4]).unwrap();
+        assert_eq!(values_text(&m, " "), "{ { 1, 2 }, { 3, 4 } }");
     }
 }

@@ -1,7 +1,7 @@
 //! Host arrays: a [`Shape`] (layout and padding included) and a typed buffer in memory order.
 
 mod approx_eq;
-mod display;
+pub(crate) mod display;
 mod ndarray_interop;
 
 use crate::error::invalid_argument;

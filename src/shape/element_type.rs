@@ -133,18 +133,6 @@ impl ElementType {
         matches!(self, ElementType::U8 | ElementType::U16 | ElementType::U32 | ElementType::U64)
     }
 
-    /// Bits of the significand and exponent of a float type, used to order float precisions
-    /// (XLA's `HigherPrecisionElementType`); `None` for other types.
-    pub(crate) fn float_precision(self) -> Option<(u32, u32)> {
-        match self {
-            ElementType::Bf16 => Some((8, 8)),
-            ElementType::F16 => Some((11, 5)),
-            ElementType::F32 => Some((24, 8)),
-            ElementType::F64 => Some((53, 11)),
-            _ => None,
-        }
-    }
-
     /// XLA's `PrimitiveType_Name`, as some of its messages print it (`F32`, `PRED`, `BF16`).
     ///
     /// ```

@@ -1,0 +1,98 @@
+//! `XlaComputation`: a built, immutable graph that owns its data.
+
+use std::sync::Arc;
+
+use crate::hlo::HloComputation;
+use crate::Shape;
+
+/// A built computation: an immutable graph (it outlives its builder; `Send + Sync`), ready to
+/// print as HLO text or to compile.
+///
+/// ```
+/// use lazy_xla::{shape, XlaBuilder, XlaComputation};
+/// let computation: XlaComputation = {
+///     let b = XlaBuilder::new("negate");
+///     let x = b.parameter(0, &shape!(f32[3]), "x");
+///     b.build(-x)?
+/// };
+/// assert!(computation.to_hlo_text().contains("negate("));
+/// # Ok::<(), lazy_xla::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct XlaComputation {
+    pub(crate) entry: Arc<HloComputation>,
+}
+
+/// The signature of a computation: its parameters (name and shape, by parameter number) and
+/// its result shape.
+///
+/// ```
+/// use lazy_xla::{shape, XlaBuilder};
+/// let b = XlaBuilder::new("f");
+/// let x = b.parameter(0, &shape!(f32[2, 3]), "x");
+/// let signature = b.build(x * x)?.program_shape();
+/// assert_eq!(signature.parameters, vec![("x".to_string(), shape!(f32[2, 3]))]);
+/// assert_eq!(signature.result, shape!(f32[2, 3]));
+/// # Ok::<(), lazy_xla::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramShape {
+    /// `(name, shape)` of every parameter, in parameter-number order.
+    pub parameters: Vec<(String, Shape)>,
+    /// The shape of the result.
+    pub result: Shape,
+}
+
+impl XlaComputation {
+    pub(crate) fn new(entry: HloComputation) -> XlaComputation {
+        XlaComputation { entry: Arc::new(entry) }
+    }
+
+    /// The parameters' names and shapes and the result's shape.
+    ///
+    /// ```
+    /// let b = lazy_xla::XlaBuilder::new("f");
+    /// let computation = b.build(b.constant_r0(1u8))?;
+    /// assert!(computation.program_shape().parameters.is_empty());
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn program_shape(&self) -> ProgramShape {
+        let parameters = self
+            .entry
+            .parameters()
+            .into_iter()
+            .map(|p| {
+                let name = p.name.rsplit_once('.').map_or(p.name.as_str(), |(base, _)| base);
+                (name.to_string(), p.shape.clone())
+            })
+            .collect();
+        ProgramShape { parameters, result: self.entry.result_shape().clone() }
+    }
+
+    /// The computation's name in HLO text (the builder's name and a unique suffix).
+    ///
+    /// ```
+    /// let b = lazy_xla::XlaBuilder::new("f");
+    /// assert!(b.build(b.constant_r0(1u8))?.name().starts_with("f."));
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.entry.name
+    }
+
+    /// The computation as an `HloModule` in XLA's text syntax, which XLA's own HLO parser
+    /// accepts: reducers first, then the `ENTRY` computation.
+    ///
+    /// ```
+    /// use lazy_xla::{shape, XlaBuilder};
+    /// let b = XlaBuilder::new("f");
+    /// let x = b.parameter(0, &shape!(f32[2]), "x");
+    /// let text = b.build(x + x)?.to_hlo_text();
+    /// assert!(text.starts_with("HloModule f"));
+    /// assert!(text.contains("ROOT add.2 = f32[2]{0} add(x.1, x.1)"));
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn to_hlo_text(&self) -> String {
+        crate::hlo::module_text(&self.entry)
+    }
+}

@@ -1,0 +1,23 @@
+//! The builder: [`XlaBuilder`] records ops into a graph, [`XlaOp`] handles them, the free
+//! functions make them (one file per op family), and [`XlaComputation`] is the built graph.
+
+#[allow(clippy::module_inception)]
+mod builder;
+mod computation;
+mod contraction;
+mod data_movement;
+mod elementwise;
+mod lowering;
+mod operators;
+
+pub use builder::{XlaBuilder, XlaOp};
+pub use computation::{ProgramShape, XlaComputation};
+pub use contraction::{dot, dot_general, reduce};
+pub use data_movement::{
+    broadcast, broadcast_in_dim, concat_in_dim, iota, pad, reshape, rev, slice, transpose,
+};
+pub use elementwise::{
+    abs, add, and, atan2, ceil, clamp, convert_element_type, cos, div, eq, exp, expm1, floor, ge, gt,
+    is_finite, le, log, log1p, logistic, lt, max, min, mul, ne, neg, not, or, pow, rem, round, rsqrt, select,
+    shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sqrt, sub, tanh, xor,
+};

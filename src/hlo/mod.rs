@@ -1,0 +1,75 @@
+//! The IR: HLO-like instructions in an arena in topological order, and their text form.
+//!
+//! The built graph, the optimized graph and the executable's plan share this one instruction
+//! type, so the same printer shows a computation before and after the optimizer.
+
+mod opcode;
+mod text;
+
+pub(crate) use text::module_text;
+
+use std::sync::Arc;
+
+pub(crate) use opcode::Opcode;
+pub use opcode::{
+    BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, PaddingConfigDimension, UnaryOp,
+};
+
+use crate::Shape;
+
+/// The position of an instruction in its computation's arena.
+pub(crate) type InstructionId = usize;
+
+/// One HLO instruction: what it does, what it reads, and the shape it makes.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Instruction {
+    pub(crate) opcode: Opcode,
+    pub(crate) operands: Vec<InstructionId>,
+    pub(crate) shape: Shape,
+    /// Unique within the computation, as HLO text names it (`add.3`, `x.1`).
+    pub(crate) name: String,
+}
+
+/// A computation: instructions in topological order (operands before users) and a root.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct HloComputation {
+    pub(crate) name: String,
+    pub(crate) instructions: Vec<Instruction>,
+    pub(crate) root: InstructionId,
+}
+
+impl HloComputation {
+    /// The parameters, ordered by parameter number.
+    pub(crate) fn parameters(&self) -> Vec<&Instruction> {
+        let mut parameters: Vec<(i64, &Instruction)> = self
+            .instructions
+            .iter()
+            .filter_map(|instruction| match instruction.opcode {
+                Opcode::Parameter { number } => Some((number, instruction)),
+                _ => None,
+            })
+            .collect();
+        parameters.sort_by_key(|(number, _)| *number);
+        parameters.into_iter().map(|(_, instruction)| instruction).collect()
+    }
+
+    /// The shape of the root.
+    pub(crate) fn result_shape(&self) -> &Shape {
+        &self.instructions[self.root].shape
+    }
+
+    /// The computations this one calls (reducers), each once, callees first.
+    pub(crate) fn called_computations(&self) -> Vec<Arc<HloComputation>> {
+        let mut found: Vec<Arc<HloComputation>> = Vec::new();
+        for instruction in &self.instructions {
+            if let Opcode::Reduce { reducer, .. } = &instruction.opcode {
+                for nested in reducer.called_computations().into_iter().chain([reducer.clone()]) {
+                    if !found.iter().any(|known| Arc::ptr_eq(known, &nested)) {
+                        found.push(nested);
+                    }
+                }
+            }
+        }
+        found
+    }
+}

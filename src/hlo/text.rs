@@ -1,0 +1,148 @@
+//! HLO text: the `HloModule` syntax that XLA's parser reads.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use crate::hlo::{HloComputation, Instruction, Opcode};
+use crate::literal::display::values_text;
+use crate::shape::layout::join;
+use crate::Shape;
+
+/// The whole module as jaxlib 0.6.0's `as_hlo_text()` prints it: a header with the entry
+/// computation's layout, every called computation (callees first), then the `ENTRY`
+/// computation; instructions in XLA's post order, named as the builder named them.
+pub(crate) fn module_text(entry: &Arc<HloComputation>) -> String {
+    let mut body = String::new();
+    for callee in entry.called_computations() {
+        computation_text(&mut body, &callee, "");
+    }
+    computation_text(&mut body, entry, "ENTRY ");
+    let parameters: Vec<String> = entry.parameters().iter().map(|p| hlo_shape(&p.shape)).collect();
+    format!(
+        "HloModule {}, entry_computation_layout={{({})->{}}}\n\n{body}",
+        entry.name,
+        parameters.join(", "),
+        hlo_shape(entry.result_shape())
+    )
+}
+
+/// Appends one computation: `name {`, one line per instruction, `}` and a blank line.
+fn computation_text(out: &mut String, computation: &HloComputation, prefix: &str) {
+    let _ = writeln!(out, "{prefix}{} {{", computation.name);
+    let names: Vec<&str> = computation.instructions.iter().map(|i| i.name.as_str()).collect();
+    for id in post_order(computation) {
+        let instruction = &computation.instructions[id];
+        let root = if id == computation.root { "ROOT " } else { "" };
+        let operands: Vec<&str> = instruction.operands.iter().map(|&o| names[o]).collect();
+        let _ = writeln!(
+            out,
+            "  {root}{} = {} {}",
+            instruction.name,
+            hlo_shape(&instruction.shape),
+            instruction_body(instruction, &operands)
+        );
+    }
+    out.push_str("}\n\n");
+}
+
+/// XLA's `MakeInstructionPostOrder`: for each instruction without users, in creation order,
+/// its operands depth-first (in operand order), then itself.
+fn post_order(computation: &HloComputation) -> Vec<usize> {
+    let count = computation.instructions.len();
+    let mut has_users = vec![false; count];
+    for instruction in &computation.instructions {
+        for &operand in &instruction.operands {
+            has_users[operand] = true;
+        }
+    }
+    let mut order = Vec::with_capacity(count);
+    let mut visited = vec![false; count];
+    for start in (0..count).filter(|&i| !has_users[i]) {
+        // An explicit stack: (instruction, operands already pushed).
+        let mut stack = vec![(start, false)];
+        while let Some((id, expanded)) = stack.pop() {
+            if visited[id] {
+                continue;
+            }
+            if expanded {
+                visited[id] = true;
+                order.push(id);
+            } else {
+                stack.push((id, true));
+                for &operand in computation.instructions[id].operands.iter().rev() {
+                    if !visited[operand] {
+                        stack.push((operand, false));
+                    }
+                }
+            }
+        }
+    }
+    order
+}
+
+/// `opcode(operands), attributes`.
+fn instruction_body(instruction: &Instruction, operands: &[&str]) -> String {
+    let operands = operands.join(", ");
+    let opcode = instruction.opcode.name();
+    let attributes = match &instruction.opcode {
+        Opcode::Parameter { number } => return format!("parameter({number})"),
+        Opcode::Constant(literal) => return format!("constant({})", values_text(literal, " ")),
+        Opcode::Iota { dimension } => format!("iota_dimension={dimension}"),
+        Opcode::Compare(direction) => format!("direction={direction}"),
+        Opcode::Broadcast { dimensions } => format!("dimensions={{{}}}", join(dimensions)),
+        Opcode::Transpose { permutation } => format!("dimensions={{{}}}", join(permutation)),
+        Opcode::Reverse { dimensions } => format!("dimensions={{{}}}", join(dimensions)),
+        Opcode::Concatenate { dimension } => format!("dimensions={{{dimension}}}"),
+        Opcode::Slice { starts, limits, strides } => {
+            let strided = strides.iter().any(|&s| s != 1);
+            let bounds: Vec<String> = (0..starts.len())
+                .map(|d| match strided {
+                    false => format!("[{}:{}]", starts[d], limits[d]),
+                    true => format!("[{}:{}:{}]", starts[d], limits[d], strides[d]),
+                })
+                .collect();
+            format!("slice={{{}}}", bounds.join(", "))
+        }
+        Opcode::Pad(config) => return format!("{opcode}({operands}), padding={config}"),
+        Opcode::Reduce { dimensions, reducer } => {
+            format!("dimensions={{{}}}, to_apply={}", join(dimensions), reducer.name)
+        }
+        Opcode::Dot(numbers) => {
+            let mut parts = Vec::new();
+            for (label, dims) in [
+                ("lhs_batch_dims", &numbers.lhs_batch_dimensions),
+                ("lhs_contracting_dims", &numbers.lhs_contracting_dimensions),
+                ("rhs_batch_dims", &numbers.rhs_batch_dimensions),
+                ("rhs_contracting_dims", &numbers.rhs_contracting_dimensions),
+            ] {
+                if !dims.is_empty() || label.contains("contracting") {
+                    parts.push(format!("{label}={{{}}}", join(dims)));
+                }
+            }
+            parts.join(", ")
+        }
+        Opcode::Unary(_)
+        | Opcode::Binary(_)
+        | Opcode::Select
+        | Opcode::Clamp
+        | Opcode::Convert
+        | Opcode::Reshape => String::new(),
+    };
+    if attributes.is_empty() {
+        format!("{opcode}({operands})")
+    } else {
+        format!("{opcode}({operands}), {attributes}")
+    }
+}
+
+/// A shape as HLO text writes it: XLA's notation, without lazy-xla's padding extension
+/// (XLA's parser has no padding; the executor honours it, the text does not show it).
+fn hlo_shape(shape: &Shape) -> String {
+    if shape.layout().padded_dimensions().is_some() {
+        shape
+            .relayout(&shape.layout().without_padding())
+            .map_or_else(|_| shape.to_string(), |s| s.to_string())
+    } else {
+        shape.to_string()
+    }
+}
