@@ -37,7 +37,12 @@ const ELEMENT_TYPES: [(&str, &str); 13] = [
 pub fn shape(input: TokenStream) -> TokenStream {
     match syn::parse::<ShapeLiteral>(input).and_then(ShapeLiteral::expand) {
         Ok(tokens) => tokens.into(),
-        Err(error) => error.to_compile_error().into(),
+        // In braces: several `compile_error!`s side by side are statements of a block, not one
+        // malformed expression (which rustc would report with confusing errors of its own).
+        Err(error) => {
+            let errors = error.to_compile_error();
+            quote!({ #errors }).into()
+        }
     }
 }
 

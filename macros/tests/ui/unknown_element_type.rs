@@ -1,0 +1,3 @@
+fn main() {
+    let _ = lazy_xla::shape!(f33[2]);
+}

@@ -1,0 +1,3 @@
+fn main() {
+    let _ = lazy_xla::shape!(f32[2, 3]{0});
+}
