@@ -17,6 +17,7 @@ extern crate self as lazy_xla;
 
 mod builder;
 mod error;
+mod exec;
 mod hlo;
 mod literal;
 mod shape;
@@ -25,6 +26,7 @@ mod storage;
 
 pub use builder::*;
 pub use error::{Error, Result};
+pub use exec::{CompileOptions, Executable};
 pub use hlo::{
     BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, PaddingConfigDimension, UnaryOp,
 };

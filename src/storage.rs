@@ -2,7 +2,6 @@
 //!
 //! [`Literal`]: crate::Literal
 
-use crate::shape::element_type::with_native_type;
 use crate::{ElementType, Error, NativeType, Result};
 
 /// A typed vector of elements, in memory order.
@@ -50,11 +49,6 @@ impl Storage {
         })?;
         values.resize(len, value);
         Ok(T::into_storage(values))
-    }
-
-    /// `len` zeros of `element_type`.
-    pub(crate) fn zeros(element_type: ElementType, len: usize) -> Result<Storage> {
-        with_native_type!(element_type, T => Storage::filled(T::ZERO, len))
     }
 
     /// The element type held.

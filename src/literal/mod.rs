@@ -162,11 +162,6 @@ impl Literal {
         &mut self.storage
     }
 
-    /// The typed buffer.
-    pub(crate) fn storage(&self) -> &Storage {
-        &self.storage
-    }
-
     /// The same values in another layout (memory order and padding).
     ///
     /// ```
@@ -228,9 +223,4 @@ pub(crate) fn fill_padding<T: NativeType>(shape: &Shape, memory: &mut [T], value
             *slot = value;
         }
     }
-}
-
-/// The padding element of `shape` in type `T` (zero for an unpadded shape).
-pub(crate) fn padding_of<T: NativeType>(shape: &Shape) -> T {
-    shape.layout().padding_value().map_or(T::ZERO, padding_element)
 }

@@ -1,0 +1,192 @@
+//! `CompileOptions` and `Executable`: a computation made ready to run, and running it.
+
+use std::sync::Arc;
+
+use crate::error::invalid_argument;
+use crate::exec::interpreter::evaluate;
+use crate::exec::kernels::data_movement::copy_through_view;
+use crate::exec::strided::View;
+use crate::hlo::HloComputation;
+use crate::{Error, Literal, Result, XlaComputation};
+
+/// How to compile a computation.
+///
+/// ```
+/// use lazy_xla::CompileOptions;
+/// let single_threaded = CompileOptions { num_threads: Some(1), ..Default::default() };
+/// assert!(single_threaded.fusion);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Fuse chains of broadcasts and element-wise ops into single loops (default true).
+    pub fusion: bool,
+    /// Threads to run on; `None` uses rayon's global pool, `Some(1)` the calling thread only.
+    pub num_threads: Option<usize>,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions { fusion: true, num_threads: None }
+    }
+}
+
+/// A compiled computation: run it with [`Executable::execute`] or [`Executable::execute_into`].
+/// It is `Send + Sync`, and several threads may run it at once.
+///
+/// ```
+/// use lazy_xla::*;
+/// let b = XlaBuilder::new("axpy");
+/// let x = b.parameter(0, &shape!(f32[3]), "x");
+/// let y = b.parameter(1, &shape!(f32[3]), "y");
+/// let exe = b.build(b.constant_r0(2.0f32) * x + y)?.compile(&CompileOptions::default())?;
+/// let out = exe.execute(&[&Literal::vec1(&[1.0f32, 2.0, 3.0]), &Literal::vec1(&[1.0f32; 3])])?;
+/// assert_eq!(out.to_vec::<f32>()?, vec![3.0, 5.0, 7.0]);
+/// # Ok::<(), lazy_xla::Error>(())
+/// ```
+pub struct Executable {
+    computation: Arc<HloComputation>,
+    options: CompileOptions,
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl XlaComputation {
+    /// Compiles the computation for this machine's CPU.
+    ///
+    /// ```
+    /// use lazy_xla::*;
+    /// let b = XlaBuilder::new("f");
+    /// let x = b.parameter(0, &shape!(f32[2]), "x");
+    /// let exe = b.build(-x)?.compile(&CompileOptions { fusion: false, ..Default::default() })?;
+    /// assert_eq!(exe.execute(&[&Literal::vec1(&[1.0f32, -2.0])])?.to_vec::<f32>()?, vec![-1.0, 2.0]);
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn compile(&self, options: &CompileOptions) -> Result<Executable> {
+        let pool = match options.num_threads {
+            Some(0) => invalid_argument!("num_threads must be at least 1 (or None for rayon's pool)"),
+            Some(threads) if threads > 1 => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| Error::invalid(format!("cannot start {threads} threads: {e}")))?,
+            ),
+            _ => None,
+        };
+        Ok(Executable { computation: self.entry.clone(), options: options.clone(), pool })
+    }
+}
+
+impl Executable {
+    /// Runs the computation on `arguments` (one per parameter, in parameter order; any layout
+    /// and padding) and returns the result in the root's shape and layout.
+    ///
+    /// ```
+    /// use lazy_xla::*;
+    /// let b = XlaBuilder::new("f");
+    /// let x = b.parameter(0, &shape!(s32[2, 2]), "x");
+    /// let exe = b.build(transpose(x, &[1, 0]))?.compile(&CompileOptions::default())?;
+    /// let out = exe.execute(&[&Literal::from_vec(&shape!(s32[2, 2]), vec![1, 2, 3, 4])?])?;
+    /// assert_eq!(out.shape().to_string(), "s32[2,2]{0,1}");
+    /// assert_eq!(out.to_vec::<i32>()?, vec![1, 3, 2, 4]);
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn execute(&self, arguments: &[&Literal]) -> Result<Literal> {
+        self.check_arguments(arguments)?;
+        let result = self.run(arguments)?;
+        let root_shape = self.computation.result_shape();
+        if result.shape() == root_shape {
+            return Ok(result.into_owned());
+        }
+        let mut out = Literal::zeros(root_shape)?;
+        copy_through_view(&result, View::of(result.shape()), &mut out, self.parallel())?;
+        Ok(out)
+    }
+
+    /// Runs the computation and writes the result into `out`, which must have the root's
+    /// element type and dimensions; it is written in `out`'s own layout and padding.
+    ///
+    /// ```
+    /// use lazy_xla::*;
+    /// let b = XlaBuilder::new("f");
+    /// let x = b.parameter(0, &shape!(f32[2]), "x");
+    /// let exe = b.build(x * x)?.compile(&CompileOptions::default())?;
+    /// let mut out = Literal::vec1(&[0.0f32; 2]);
+    /// exe.execute_into(&[&Literal::vec1(&[3.0f32, 4.0])], &mut out)?;
+    /// assert_eq!(out.to_vec::<f32>()?, vec![9.0, 16.0]);
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn execute_into(&self, arguments: &[&Literal], out: &mut Literal) -> Result<()> {
+        let root_shape = self.computation.result_shape();
+        if !out.shape().same_dimensions_and_type(root_shape) {
+            invalid_argument!(
+                "execute_into: the output literal has shape {} but the computation returns {}",
+                out.shape(),
+                root_shape
+            );
+        }
+        self.check_arguments(arguments)?;
+        let result = self.run(arguments)?;
+        copy_through_view(&result, View::of(result.shape()), out, self.parallel())
+    }
+
+    /// The computation as HLO text, as it runs.
+    ///
+    /// ```
+    /// use lazy_xla::*;
+    /// let b = XlaBuilder::new("f");
+    /// let exe = b.build(b.constant_r0(1.0f32))?.compile(&CompileOptions::default())?;
+    /// assert!(exe.to_hlo_text().contains("constant(1)"));
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn to_hlo_text(&self) -> String {
+        crate::hlo::module_text(&self.computation)
+    }
+
+    /// The options it was compiled with.
+    ///
+    /// ```
+    /// use lazy_xla::*;
+    /// let b = XlaBuilder::new("f");
+    /// let exe = b.build(b.constant_r0(1u8))?.compile(&CompileOptions::default())?;
+    /// assert_eq!(exe.options(), &CompileOptions::default());
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn options(&self) -> &CompileOptions {
+        &self.options
+    }
+
+    fn parallel(&self) -> bool {
+        self.options.num_threads != Some(1)
+    }
+
+    fn run<'a>(&self, arguments: &[&'a Literal]) -> Result<std::borrow::Cow<'a, Literal>> {
+        let parallel = self.parallel();
+        match &self.pool {
+            Some(pool) => pool.install(|| evaluate(&self.computation, arguments, parallel)),
+            None => evaluate(&self.computation, arguments, parallel),
+        }
+    }
+
+    /// Arguments must match the parameters in count, element type and dimensions (any layout).
+    fn check_arguments(&self, arguments: &[&Literal]) -> Result<()> {
+        let parameters = self.computation.parameters();
+        if arguments.len() != parameters.len() {
+            invalid_argument!(
+                "the computation takes {} arguments but {} were given",
+                parameters.len(),
+                arguments.len()
+            );
+        }
+        for (number, (parameter, argument)) in parameters.iter().zip(arguments).enumerate() {
+            if !argument.shape().same_dimensions_and_type(&parameter.shape) {
+                invalid_argument!(
+                    "argument {number} ({}) has shape {} but parameter {} expects {}",
+                    parameter.name,
+                    argument.shape(),
+                    number,
+                    parameter.shape
+                );
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,176 @@
+//! Kernels that move data: views (broadcast, transpose, reverse, slice), iota, reshape,
+//! concatenate, pad, and copies between layouts.
+
+use crate::exec::element::{Element, Wide};
+use crate::exec::kernels::map_elements;
+use crate::exec::strided::View;
+use crate::hlo::PaddingConfig;
+use crate::shape::element_type::with_native_type;
+use crate::{Literal, Result, Shape};
+
+/// How HLO's data-movement ops read their operand over the output's index space.
+pub(crate) enum Movement<'a> {
+    /// Operand dimension `i` is output dimension `dimensions[i]`; other output dimensions
+    /// repeat it (stride 0).
+    Broadcast(&'a [i64]),
+    /// Output dimension `i` is operand dimension `permutation[i]`.
+    Transpose(&'a [i64]),
+    /// The listed dimensions are read backwards.
+    Reverse(&'a [i64]),
+    /// From `starts`, every `strides`-th element.
+    Slice { starts: &'a [i64], strides: &'a [i64] },
+}
+
+/// The view of `operand` that `movement` makes over the output's dimensions.
+pub(crate) fn movement_view(operand: &Shape, out_rank: usize, movement: &Movement<'_>) -> View {
+    let strides: Vec<isize> = operand.strides().iter().map(|&s| s as isize).collect();
+    match movement {
+        Movement::Broadcast(dimensions) => {
+            let mut view = View { offset: 0, strides: vec![0; out_rank] };
+            for (i, &d) in dimensions.iter().enumerate() {
+                view.strides[d as usize] = strides[i];
+            }
+            view
+        }
+        Movement::Transpose(permutation) => {
+            View { offset: 0, strides: permutation.iter().map(|&p| strides[p as usize]).collect() }
+        }
+        Movement::Reverse(dimensions) => {
+            let mut view = View { offset: 0, strides };
+            for &d in dimensions.iter() {
+                let d = d as usize;
+                view.offset += (operand.dimensions()[d] - 1).max(0) as isize * view.strides[d];
+                view.strides[d] = -view.strides[d];
+            }
+            view
+        }
+        Movement::Slice { starts, strides: steps } => View {
+            offset: starts.iter().zip(&strides).map(|(&start, &s)| start as isize * s).sum(),
+            strides: steps.iter().zip(&strides).map(|(&step, &s)| step as isize * s).collect(),
+        },
+    }
+}
+
+/// Copies `input` read through `view` into `out` (same element type).
+pub(crate) fn copy_through_view(
+    input: &Literal,
+    view: View,
+    out: &mut Literal,
+    parallel: bool,
+) -> Result<()> {
+    let shape = out.shape().clone();
+    with_native_type!(shape.element_type(), T => {
+        let x = input.memory::<T>()?;
+        let out = out.storage_mut().as_mut_slice::<T>()?;
+        map_elements(&shape, out, &[view], parallel, |o| x[o[0]]);
+    });
+    Ok(())
+}
+
+/// `iota`: each element is its index along `dimension`.
+pub(crate) fn iota(dimension: i64, out: &mut Literal, parallel: bool) -> Result<()> {
+    let shape = out.shape().clone();
+    let mut strides = vec![0isize; shape.rank()];
+    strides[dimension as usize] = 1;
+    let view = View { offset: 0, strides };
+    with_native_type!(shape.element_type(), T => {
+        let out = out.storage_mut().as_mut_slice::<T>()?;
+        map_elements(&shape, out, &[view], parallel, |o| T::narrow(Wide::Int(o[0] as i128)));
+    });
+    Ok(())
+}
+
+/// `reshape`: the operand's elements in logical row-major order, into the output's.
+pub(crate) fn reshape(input: &Literal, out: &mut Literal) -> Result<()> {
+    let (from, to) = (input.shape().clone(), out.shape().clone());
+    with_native_type!(to.element_type(), T => {
+        let x = input.memory::<T>()?;
+        let out = out.storage_mut().as_mut_slice::<T>()?;
+        if from.layout().is_default() && to.layout().is_default() {
+            out.copy_from_slice(x);
+        } else {
+            for (o, i) in to.row_major_offsets().zip(from.row_major_offsets()) {
+                out[o] = x[i];
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Copies the box `sizes` of `src` (from `src_view`) into `dst` (at `dst_view`).
+fn copy_box<T: Copy>(dst: &mut [T], dst_view: &View, src: &[T], src_view: &View, sizes: &[i64]) {
+    if sizes.iter().any(|&s| s <= 0) {
+        return;
+    }
+    let rank = sizes.len();
+    let mut index = vec![0i64; rank];
+    let (mut d_off, mut s_off) = (dst_view.offset, src_view.offset);
+    loop {
+        dst[d_off as usize] = src[s_off as usize];
+        let mut d = rank;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            index[d] += 1;
+            d_off += dst_view.strides[d];
+            s_off += src_view.strides[d];
+            if index[d] < sizes[d] {
+                break;
+            }
+            d_off -= dst_view.strides[d] * sizes[d] as isize;
+            s_off -= src_view.strides[d] * sizes[d] as isize;
+            index[d] = 0;
+        }
+    }
+}
+
+/// `concatenate` along `dimension`.
+pub(crate) fn concatenate(inputs: &[&Literal], dimension: i64, out: &mut Literal) -> Result<()> {
+    let shape = out.shape().clone();
+    let out_view = View::of(&shape);
+    let d = dimension as usize;
+    with_native_type!(shape.element_type(), T => {
+        let out = out.storage_mut().as_mut_slice::<T>()?;
+        let mut start = 0isize;
+        for input in inputs {
+            let view = View { offset: start * out_view.strides[d], strides: out_view.strides.clone() };
+            copy_box(out, &view, input.memory::<T>()?, &View::of(input.shape()), input.shape().dimensions());
+            start += input.shape().dimensions()[d] as isize;
+        }
+    });
+    Ok(())
+}
+
+/// `pad`: the padding value everywhere, then each operand element `i` at `low + i·(interior+1)`
+/// where that lies inside the output (negative edge padding cuts elements off).
+pub(crate) fn pad(inputs: [&Literal; 2], config: &PaddingConfig, out: &mut Literal) -> Result<()> {
+    let shape = out.shape().clone();
+    let (operand, value) = (inputs[0], inputs[1]);
+    let out_strides = View::of(&shape).strides;
+    let in_view = View::of(operand.shape());
+    let mut dst = View { offset: 0, strides: vec![0; shape.rank()] };
+    let mut src = View { offset: 0, strides: in_view.strides.clone() };
+    let mut sizes = Vec::with_capacity(shape.rank());
+    for (d, p) in config.dimensions.iter().enumerate() {
+        let step = p.interior_padding + 1;
+        let (n, out_size) = (operand.shape().dimensions()[d], shape.dimensions()[d]);
+        // First operand index whose position `low + i·step` is ≥ 0, and how many fit below out_size.
+        let first = if p.edge_padding_low >= 0 { 0 } else { (-p.edge_padding_low + step - 1) / step };
+        let position = p.edge_padding_low + first * step;
+        let fitting =
+            if position >= out_size { 0 } else { ((out_size - 1 - position) / step + 1).min(n - first) };
+        sizes.push(fitting.max(0));
+        dst.offset += position.max(0) as isize * out_strides[d];
+        dst.strides[d] = step as isize * out_strides[d];
+        src.offset += first as isize * in_view.strides[d];
+    }
+    with_native_type!(shape.element_type(), T => {
+        let fill = value.memory::<T>()?[0];
+        let out = out.storage_mut().as_mut_slice::<T>()?;
+        map_elements(&shape, out, &[], false, |_| fill);
+        copy_box(out, &dst, operand.memory::<T>()?, &src, &sizes);
+    });
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! The executor: compile a computation into an [`Executable`] and run it over layout-aware
+//! buffers.
+
+pub(crate) mod element;
+mod executable;
+mod interpreter;
+pub(crate) mod kernels;
+pub(crate) mod strided;
+
+pub use executable::{CompileOptions, Executable};
