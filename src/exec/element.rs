@@ -106,7 +106,7 @@ macro_rules! signed_integer {
 }
 
 macro_rules! unsigned_integer {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $s:ty),*) => {$(
         impl Element for $t {
             fn widen(self) -> Wide { Wide::Int(self as i128) }
             fn narrow(wide: Wide) -> Self {
@@ -126,8 +126,10 @@ macro_rules! unsigned_integer {
             fn shift_left(self, rhs: Self) -> Self {
                 if rhs >= <$t>::BITS as $t { 0 } else { self << rhs }
             }
+            /// XLA shifts the bits as if they were signed: a set top bit fills with ones.
             fn shift_right_arithmetic(self, rhs: Self) -> Self {
-                self.shift_right_logical(rhs)
+                let shift = if rhs >= <$t>::BITS as $t { <$t>::BITS - 1 } else { rhs as u32 };
+                ((self as $s) >> shift) as $t
             }
             fn shift_right_logical(self, rhs: Self) -> Self {
                 if rhs >= <$t>::BITS as $t { 0 } else { self >> rhs }
@@ -137,23 +139,13 @@ macro_rules! unsigned_integer {
 }
 
 signed_integer!(i8 => u8, i16 => u16, i32 => u32, i64 => u64);
-unsigned_integer!(u8, u16, u32, u64);
+unsigned_integer!(u8 => i8, u16 => i16, u32 => i32, u64 => i64);
 
 /// XLA's integer power: repeated squaring with wrapping; a negative exponent gives 0 unless
-/// the base is 1 (→ 1) or -1 (→ ±1).
+/// the base is 1 (XLA's CPU runtime gives 0 for a base of -1 too).
 fn integer_pow(base: i128, exponent: i128) -> i128 {
     if exponent < 0 {
-        return match base {
-            1 => 1,
-            -1 => {
-                if exponent % 2 == 0 {
-                    1
-                } else {
-                    -1
-                }
-            }
-            _ => 0,
-        };
+        return i128::from(base == 1);
     }
     let (mut result, mut base, mut exponent) = (1i128, base, exponent);
     while exponent > 0 {
@@ -265,15 +257,17 @@ fn float_sign(a: f64) -> f64 {
 }
 
 macro_rules! float {
-    ($t:ty, $to:expr, $from:expr) => {
+    ($t:ty, $to:expr, $from:expr, $from_int:expr) => {
         impl Element for $t {
             fn widen(self) -> Wide {
                 Wide::Float(self.to_f64())
             }
             fn narrow(wide: Wide) -> Self {
                 let from: fn(f64) -> $t = $from;
+                // Integers round once, straight to the type (not through f64 first).
+                let from_int: fn(i128) -> $t = $from_int;
                 match wide {
-                    Wide::Int(i) => from(i as f64),
+                    Wide::Int(i) => from_int(i),
                     Wide::Float(f) => from(f),
                 }
             }
@@ -331,10 +325,10 @@ macro_rules! float {
     };
 }
 
-float!(f32, true, |f| f as f32);
-float!(f64, false, |f| f);
-float!(half::f16, true, half::f16::from_f64);
-float!(half::bf16, true, half::bf16::from_f64);
+float!(f32, true, |f| f as f32, |i| i as f32);
+float!(f64, false, |f| f, |i| i as f64);
+float!(half::f16, true, half::f16::from_f64, |i| half::f16::from_f32(i as f32));
+float!(half::bf16, true, half::bf16::from_f64, |i| half::bf16::from_f32(i as f32));
 
 /// Binary float arithmetic in the type's precision.
 trait FloatArith: Element {

@@ -108,7 +108,8 @@ pub(crate) fn broadcast_in_dim_shape(
             broadcast_dimensions.len()
         );
     }
-    if let Some(&d) = broadcast_dimensions.iter().find(|&&d| d < 0 || d >= sizes.len() as i64) {
+    // The builder's own check lets `d == rank` through to the later per-dimension check.
+    if let Some(&d) = broadcast_dimensions.iter().find(|&&d| d < 0 || d > sizes.len() as i64) {
         invalid_argument!("Broadcast dimension {d} is out of bound");
     }
     if operand.rank() > sizes.len() {
@@ -120,6 +121,9 @@ pub(crate) fn broadcast_in_dim_shape(
         );
     }
     for (i, (&d, &size)) in broadcast_dimensions.iter().zip(operand.dimensions()).enumerate() {
+        if d >= sizes.len() as i64 {
+            invalid_argument!("Broadcast dimension {d} is out of bound");
+        }
         let out = sizes[d as usize];
         if size != out && size != 1 {
             invalid_argument!(

@@ -22,7 +22,10 @@ pub(crate) fn unary_shape(op: UnaryOp, operand: &Shape) -> Result<Shape> {
                 "Expected element type in shape to be floating or complex for {name} operation; got {type_name}."
             )
         }
-        Abs | Sign if !(t.is_float() || t.is_signed_integral()) => invalid_argument!(
+        Abs if !(t.is_float() || t.is_signed_integral()) => invalid_argument!(
+            "Expected element type in shape to be floating or complex for {name} operation; got {type_name}."
+        ),
+        Sign if !(t.is_float() || t.is_signed_integral()) => invalid_argument!(
             "Expected element type in shape to be signed or complex for {name} operation; got {type_name}."
         ),
         Neg if !(t.is_float() || t.is_integral()) => invalid_argument!(
@@ -40,8 +43,8 @@ pub(crate) fn unary_shape(op: UnaryOp, operand: &Shape) -> Result<Shape> {
 }
 
 /// XLA's `InferBinaryOpShape` for the arithmetic and logical ops: the per-op element-type
-/// checks, then [`elementwise_binary_shape`]. Shifts and `atan2` are also checked here for
-/// the types they compute on (XLA's builder lets them through and fails at compile time).
+/// checks, then [`elementwise_binary_shape`]. Shifts are also checked for integer types here
+/// (XLA's builder lets floats through and fails at compile time).
 pub(crate) fn binary_shape(
     op: BinaryOp,
     lhs: &Shape,
@@ -63,6 +66,10 @@ pub(crate) fn binary_shape(
             "Expected pred or integral type in argument to and/or operation; got {}.",
             l.primitive_type_name()
         ),
+        Atan2 if same_type_ignoring_fp_precision(l, r) && !l.is_float() => invalid_argument!(
+            "Expected input element type to be floating or complex for {name} operation; got {}.",
+            l.primitive_type_name()
+        ),
         _ => {}
     }
     let result = elementwise_binary_shape(name, lhs, rhs, broadcast_dimensions)?;
@@ -70,10 +77,6 @@ pub(crate) fn binary_shape(
     match op {
         ShiftLeft | ShiftRightArithmetic | ShiftRightLogical if !t.is_integral() => invalid_argument!(
             "Expected integral type in argument to {name} operation; got {}.",
-            t.primitive_type_name()
-        ),
-        Atan2 if !t.is_float() => invalid_argument!(
-            "Expected element type in shape to be floating or complex for {name} operation; got {}.",
             t.primitive_type_name()
         ),
         _ => Ok(result),

@@ -100,7 +100,8 @@ pub(crate) fn slice_shape(operand: &Shape, starts: &[i64], limits: &[i64], strid
         if stride <= 0 {
             invalid_argument!("Stride ({stride}) must be positive.");
         }
-        sizes.push((limit - start + stride - 1) / stride);
+        // Written so that no intermediate overflows, whatever the stride.
+        sizes.push(if limit == start { 0 } else { (limit - start - 1) / stride + 1 });
     }
     make_shape(operand.element_type(), &sizes)
 }
