@@ -14,9 +14,8 @@ fn bias_add(c: &mut Criterion) {
     let x = b.parameter(0, &shape!(f32[ROWS, COLUMNS]), "x");
     let v = b.parameter(1, &shape!(f32[COLUMNS]), "v");
     let computation = b.build(add(x, v, &[1])).expect("a valid graph");
-    let unfused = computation
-        .compile(&CompileOptions { fusion: false, ..Default::default() })
-        .expect("compiles");
+    let unfused =
+        computation.compile(&CompileOptions { fusion: false, ..Default::default() }).expect("compiles");
     let xs: Vec<f32> = (0..ROWS * COLUMNS).map(|i| (i % 97) as f32).collect();
     let vs: Vec<f32> = (0..COLUMNS).map(|i| i as f32).collect();
     let x_literal = Literal::from_vec(&shape!(f32[ROWS, COLUMNS]), xs.clone()).expect("values fit");
