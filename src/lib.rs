@@ -20,6 +20,7 @@ mod error;
 mod exec;
 mod hlo;
 mod literal;
+mod passes;
 mod shape;
 mod shape_inference;
 mod storage;

@@ -52,22 +52,52 @@ pub(crate) trait Element: NativeType {
     fn shift_left(self, rhs: Self) -> Self;
     fn shift_right_arithmetic(self, rhs: Self) -> Self;
     fn shift_right_logical(self, rhs: Self) -> Self;
-    /// A float function of one argument, computed in the type's own precision.
-    fn float_unary(self, f32_op: fn(f32) -> f32, f64_op: fn(f64) -> f64) -> Self {
-        Self::narrow(Wide::Float(f64_op(self.to_f64())))
-            .select_precision(|| Self::narrow(Wide::Float(f32_op(self.to_f64() as f32) as f64)))
+    /// A float function (exp, sin, …) computed through `f64`: what an integer type would
+    /// mean by it (the builder never lets integers reach these; floats override each).
+    fn via_f64(self, f: fn(f64) -> f64) -> Self {
+        Self::narrow(Wide::Float(f(self.to_f64())))
     }
-    /// A float function of two arguments, in the type's own precision.
-    fn float_binary(self, rhs: Self, f32_op: fn(f32, f32) -> f32, f64_op: fn(f64, f64) -> f64) -> Self {
-        Self::narrow(Wide::Float(f64_op(self.to_f64(), rhs.to_f64()))).select_precision(|| {
-            Self::narrow(Wide::Float(f32_op(self.to_f64() as f32, rhs.to_f64() as f32) as f64))
-        })
+    fn exp(self) -> Self {
+        self.via_f64(f64::exp)
     }
-    /// `self`, computed in f64, for f64 and the integer types; `in_f32()` for f32 and the
-    /// half types, which XLA computes in single precision.
-    fn select_precision(self, in_f32: impl FnOnce() -> Self) -> Self {
-        let _ = in_f32;
+    fn log(self) -> Self {
+        self.via_f64(f64::ln)
+    }
+    fn log1p(self) -> Self {
+        self.via_f64(f64::ln_1p)
+    }
+    fn expm1(self) -> Self {
+        self.via_f64(f64::exp_m1)
+    }
+    fn tanh(self) -> Self {
+        self.via_f64(f64::tanh)
+    }
+    fn logistic(self) -> Self {
+        self.via_f64(|v| 1.0 / (1.0 + (-v).exp()))
+    }
+    fn sqrt(self) -> Self {
+        self.via_f64(f64::sqrt)
+    }
+    fn rsqrt(self) -> Self {
+        self.via_f64(|v| 1.0 / v.sqrt())
+    }
+    fn floor(self) -> Self {
         self
+    }
+    fn ceil(self) -> Self {
+        self
+    }
+    fn round(self) -> Self {
+        self
+    }
+    fn sin(self) -> Self {
+        self.via_f64(f64::sin)
+    }
+    fn cos(self) -> Self {
+        self.via_f64(f64::cos)
+    }
+    fn atan2(self, rhs: Self) -> Self {
+        Self::narrow(Wide::Float(self.to_f64().atan2(rhs.to_f64())))
     }
     fn is_finite(self) -> bool {
         self.to_f64().is_finite()
@@ -225,84 +255,33 @@ impl Element for bool {
     }
 }
 
-/// XLA's float max: NaN if either is NaN.
-fn float_max(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else if a > b {
-        a
-    } else {
-        b
-    }
-}
-
-/// XLA's float min: NaN if either is NaN.
-fn float_min(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else if a < b {
-        a
-    } else {
-        b
-    }
-}
-
-/// Sign of a float: ±1, with ±0 and NaN passed through.
-fn float_sign(a: f64) -> f64 {
-    if a == 0.0 || a.is_nan() {
-        a
-    } else {
-        a.signum()
-    }
-}
-
 macro_rules! float {
-    ($t:ty, $to:expr, $from:expr, $from_int:expr) => {
+    ($t:ty, compute in $c:ty, $to:expr, $from:expr, from int $from_int:expr) => {
+        /// Computed in `$c` (f16 and bf16 in f32, as XLA's CPU backend does) and rounded once.
         impl Element for $t {
             fn widen(self) -> Wide {
                 Wide::Float(self.to_f64())
             }
             fn narrow(wide: Wide) -> Self {
-                let from: fn(f64) -> $t = $from;
                 // Integers round once, straight to the type (not through f64 first).
                 let from_int: fn(i128) -> $t = $from_int;
                 match wide {
                     Wide::Int(i) => from_int(i),
-                    Wide::Float(f) => from(f),
+                    Wide::Float(f) => <$t>::from_f64_value(f),
                 }
             }
-            fn add(self, rhs: Self) -> Self {
-                self.arith(rhs, |a, b| a + b, |a, b| a + b)
-            }
-            fn sub(self, rhs: Self) -> Self {
-                self.arith(rhs, |a, b| a - b, |a, b| a - b)
-            }
-            fn mul(self, rhs: Self) -> Self {
-                self.arith(rhs, |a, b| a * b, |a, b| a * b)
-            }
-            fn div(self, rhs: Self) -> Self {
-                self.arith(rhs, |a, b| a / b, |a, b| a / b)
-            }
-            fn rem(self, rhs: Self) -> Self {
-                self.arith(rhs, |a, b| a % b, |a, b| a % b)
-            }
-            fn maximum(self, rhs: Self) -> Self {
-                Self::narrow(Wide::Float(float_max(self.to_f64(), rhs.to_f64())))
-            }
-            fn minimum(self, rhs: Self) -> Self {
-                Self::narrow(Wide::Float(float_min(self.to_f64(), rhs.to_f64())))
-            }
-            fn pow(self, rhs: Self) -> Self {
-                self.arith(rhs, f32::powf, f64::powf)
-            }
-            fn neg(self) -> Self {
-                Self::narrow(Wide::Float(-self.to_f64()))
-            }
-            fn abs(self) -> Self {
-                Self::narrow(Wide::Float(self.to_f64().abs()))
-            }
-            fn sign(self) -> Self {
-                Self::narrow(Wide::Float(float_sign(self.to_f64())))
+            float!(@binary $t, $c, $to, $from; add: |a, b| a + b, sub: |a, b| a - b, mul: |a, b| a * b,
+                div: |a, b| a / b, rem: |a, b| a % b, pow: <$c>::powf, atan2: <$c>::atan2,
+                maximum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN } else if a > b { a } else { b },
+                minimum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN } else if a < b { a } else { b });
+            float!(@unary $t, $c, $to, $from; neg: |a: $c| -a, abs: <$c>::abs,
+                sign: |a: $c| if a == 0.0 || a.is_nan() { a } else { a.signum() },
+                exp: <$c>::exp, log: <$c>::ln, log1p: <$c>::ln_1p, expm1: <$c>::exp_m1, tanh: <$c>::tanh,
+                logistic: |a: $c| 1.0 / (1.0 + (-a).exp()), sqrt: <$c>::sqrt, rsqrt: |a: $c| 1.0 / a.sqrt(),
+                floor: <$c>::floor, ceil: <$c>::ceil, round: <$c>::round, sin: <$c>::sin, cos: <$c>::cos);
+            fn is_finite(self) -> bool {
+                let to: fn($t) -> $c = $to;
+                to(self).is_finite()
             }
             fn shift_left(self, _rhs: Self) -> Self {
                 self
@@ -313,31 +292,59 @@ macro_rules! float {
             fn shift_right_logical(self, _rhs: Self) -> Self {
                 self
             }
-            fn select_precision(self, in_f32: impl FnOnce() -> Self) -> Self {
-                let single: bool = $to;
-                if single {
-                    in_f32()
-                } else {
-                    self
-                }
-            }
         }
     };
+    (@binary $t:ty, $c:ty, $to:expr, $from:expr; $($name:ident: $f:expr),*) => {$(
+        #[inline(always)]
+        fn $name(self, rhs: Self) -> Self {
+            let (to, from): (fn($t) -> $c, fn($c) -> $t) = ($to, $from);
+            let f: fn($c, $c) -> $c = $f;
+            from(f(to(self), to(rhs)))
+        }
+    )*};
+    (@unary $t:ty, $c:ty, $to:expr, $from:expr; $($name:ident: $f:expr),*) => {$(
+        #[inline(always)]
+        fn $name(self) -> Self {
+            let (to, from): (fn($t) -> $c, fn($c) -> $t) = ($to, $from);
+            let f: fn($c) -> $c = $f;
+            from(f(to(self)))
+        }
+    )*};
 }
 
-float!(f32, true, |f| f as f32, |i| i as f32);
-float!(f64, false, |f| f, |i| i as f64);
-float!(half::f16, true, half::f16::from_f64, |i| half::f16::from_f32(i as f32));
-float!(half::bf16, true, half::bf16::from_f64, |i| half::bf16::from_f32(i as f32));
+/// Rounding an `f64` to each float type.
+trait FromF64Value {
+    fn from_f64_value(value: f64) -> Self;
+}
 
-/// Binary float arithmetic in the type's precision.
-trait FloatArith: Element {
-    fn arith(self, rhs: Self, f32_op: fn(f32, f32) -> f32, f64_op: fn(f64, f64) -> f64) -> Self {
-        self.float_binary(rhs, f32_op, f64_op)
+impl FromF64Value for f32 {
+    fn from_f64_value(value: f64) -> Self {
+        value as f32
     }
 }
 
-impl<T: Element> FloatArith for T {}
+impl FromF64Value for f64 {
+    fn from_f64_value(value: f64) -> Self {
+        value
+    }
+}
+
+impl FromF64Value for half::f16 {
+    fn from_f64_value(value: f64) -> Self {
+        half::f16::from_f64(value)
+    }
+}
+
+impl FromF64Value for half::bf16 {
+    fn from_f64_value(value: f64) -> Self {
+        half::bf16::from_f64(value)
+    }
+}
+
+float!(f32, compute in f32, |v| v, |v| v, from int |i| i as f32);
+float!(f64, compute in f64, |v| v, |v| v, from int |i| i as f64);
+float!(half::f16, compute in f32, half::f16::to_f32, half::f16::from_f32, from int |i| half::f16::from_f32(i as f32));
+float!(half::bf16, compute in f32, half::bf16::to_f32, half::bf16::from_f32, from int |i| half::bf16::from_f32(i as f32));
 
 /// Converts one element to another type, as XLA's `convert` does.
 pub(crate) fn convert<S: Element, D: Element>(value: S) -> D {

@@ -3,7 +3,7 @@
 
 pub(crate) mod element;
 mod executable;
-mod interpreter;
+pub(crate) mod interpreter;
 pub(crate) mod kernels;
 pub(crate) mod strided;
 

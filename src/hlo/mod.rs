@@ -4,8 +4,10 @@
 //! type, so the same printer shows a computation before and after the optimizer.
 
 mod opcode;
+mod rewrite;
 mod text;
 
+pub(crate) use rewrite::Rewrite;
 pub(crate) use text::module_text;
 
 use std::sync::Arc;
