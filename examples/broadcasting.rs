@@ -9,6 +9,7 @@
 
 use lazy_xla::{
     add, broadcast_in_dim, CompileOptions, ElementType, Error, Literal, Result, Shape, XlaBuilder,
+    XlaComputation,
 };
 
 /// Appends one formatted line to a `String`.
@@ -35,9 +36,10 @@ fn subheading(out: &mut String, title: &str) {
     say!(out, "-- {title}");
 }
 
-/// Every line of `text`, indented by four spaces.
+/// Every line of `text`, indented by four spaces (blank lines stay empty, trailing ones go).
 fn indented(text: &str) -> String {
-    text.lines().map(|line| format!("    {line}\n")).collect()
+    let lines = text.trim_end().lines();
+    lines.map(|line| if line.is_empty() { "\n".to_string() } else { format!("    {line}\n") }).collect()
 }
 
 // ---- Arrays in the document's notation ------------------------------------------------------
@@ -63,39 +65,56 @@ fn matrix<const N: usize>(rows: &[[f32; N]]) -> Result<Literal> {
     Literal::from_vec(&shape, rows.concat())
 }
 
-/// `literal` in the document's notation (see the module comment). Columns are as wide as their
-/// widest number, which is written first and padded on the right, as in the document's
-/// `|8  10 12|` over `|11 13 15|`.
+/// `literal` in the document's notation (see the module comment).
 fn picture(literal: &Literal) -> Result<String> {
     let values: Vec<String> = literal.to_vec::<f32>()?.iter().map(f32::to_string).collect();
     let dims = literal.shape().dimensions();
-    let (rows, columns) = match dims {
-        [] => return Ok(values.concat()),
-        [n] => (1, *n as usize),
-        [.., r, c] => (*r as usize, *c as usize),
+    let Some(&columns) = dims.last() else {
+        return Ok(values.concat()); // a scalar is just its value
     };
+    let widths = column_widths(&values, columns as usize);
+    let rows: Vec<String> = values.chunks(widths.len().max(1)).map(|row| row_text(row, &widths)).collect();
+    if dims.len() <= 2 {
+        return Ok(rows.iter().map(|row| format!("{row}\n")).collect());
+    }
+    // Rank 3 and up: one matrix per leading index, the label in front of its first row.
+    let rows_per_matrix = dims[dims.len() - 2] as usize;
+    let mut text = String::new();
+    for (k, matrix) in rows.chunks(rows_per_matrix.max(1)).enumerate() {
+        let label = format!("{:?} ", leading_index(&dims[..dims.len() - 2], k));
+        for (r, row) in matrix.iter().enumerate() {
+            let margin = if r == 0 { label.clone() } else { " ".repeat(label.len()) };
+            text += &format!("{margin}{row}\n");
+        }
+    }
+    Ok(text)
+}
+
+/// The width of each of `columns` columns: that of its widest number.
+fn column_widths(values: &[String], columns: usize) -> Vec<usize> {
     let mut widths = vec![0; columns];
     for (i, value) in values.iter().enumerate() {
         widths[i % columns] = widths[i % columns].max(value.len());
     }
-    let row_text = |row: &[String]| {
-        let cells: Vec<String> = row.iter().zip(&widths).map(|(v, &w)| format!("{v:<w$}")).collect();
-        format!("|{}|", cells.join(" "))
-    };
-    if dims.len() <= 2 {
-        return Ok(values.chunks(columns.max(1)).map(|row| row_text(row) + "\n").collect());
-    }
-    // Rank 3 and up: one matrix per leading index, the label in front of its first row.
-    let leading = &dims[..dims.len() - 2];
-    let mut text = String::new();
-    for (k, block) in values.chunks((rows * columns).max(1)).enumerate() {
-        let label = format!("{:?} ", leading_index(leading, k));
-        for (r, row) in block.chunks(columns.max(1)).enumerate() {
-            let margin = if r == 0 { label.clone() } else { " ".repeat(label.len()) };
-            text += &format!("{margin}{}\n", row_text(row));
-        }
-    }
-    Ok(text)
+    widths
+}
+
+/// One row between bars. As the document draws them, a number starts its column (`|8  10 12|`
+/// over `|11 13 15|`), except in the last column, where it ends at the bar (`|6  7|` over
+/// `|9 10|`).
+fn row_text(row: &[String], widths: &[usize]) -> String {
+    let last = widths.len() - 1;
+    let cells: Vec<String> = (0..row.len())
+        .map(|i| {
+            let (value, width) = (&row[i], widths[i]);
+            if i == last {
+                format!("{value:>width$}")
+            } else {
+                format!("{value:<width$}")
+            }
+        })
+        .collect();
+    format!("|{}|", cells.join(" "))
 }
 
 /// The `k`-th index (in row-major order) of an array of dimensions `dims`.
@@ -118,7 +137,7 @@ fn show_array(out: &mut String, name: &str, literal: &Literal) -> Result<()> {
 // ---- One binary op, recorded, printed and run -------------------------------------------------
 
 /// Records `add(lhs, rhs, broadcast_dimensions)` on two parameters with the operands' shapes.
-fn build_add(lhs: &Shape, rhs: &Shape, broadcast_dimensions: &[i64]) -> Result<lazy_xla::XlaComputation> {
+fn build_add(lhs: &Shape, rhs: &Shape, broadcast_dimensions: &[i64]) -> Result<XlaComputation> {
     let b = XlaBuilder::new("broadcasting");
     let x = b.parameter(0, lhs, "lhs");
     let y = b.parameter(1, rhs, "rhs");
@@ -127,7 +146,7 @@ fn build_add(lhs: &Shape, rhs: &Shape, broadcast_dimensions: &[i64]) -> Result<l
 }
 
 /// Compiles `computation` and runs it on `arguments`.
-fn run(computation: &lazy_xla::XlaComputation, arguments: &[&Literal]) -> Result<Literal> {
+fn run(computation: &XlaComputation, arguments: &[&Literal]) -> Result<Literal> {
     computation.compile(&CompileOptions::default())?.execute(arguments)
 }
 
@@ -145,8 +164,8 @@ fn broadcast_to(operand: &Literal, dims: &[i64], broadcast_dimensions: &[i64]) -
 
 /// Shows `lhs + rhs` with `broadcast_dimensions`: the operands, the shapes, the HLO the builder
 /// recorded, each operand as broadcast to the result's shape (for results of rank 2 or less, as
-/// the document draws them), and the result of running it. Returns the result.
-fn show_add(out: &mut String, lhs: &Literal, rhs: &Literal, broadcast_dimensions: &[i64]) -> Result<Literal> {
+/// the document draws them), and the result of running it.
+fn show_add(out: &mut String, lhs: &Literal, rhs: &Literal, broadcast_dimensions: &[i64]) -> Result<()> {
     show_array(out, "lhs", lhs)?;
     show_array(out, "rhs", rhs)?;
     let computation = build_add(lhs.shape(), rhs.shape(), broadcast_dimensions)?;
@@ -166,24 +185,18 @@ fn show_add(out: &mut String, lhs: &Literal, rhs: &Literal, broadcast_dimensions
         for (name, operand) in [("lhs", lhs), ("rhs", rhs)] {
             if operand.shape().dimensions() != dims {
                 let broadcast = broadcast_to(operand, dims, broadcast_dimensions)?;
-                show_array(out, &format!("{name} broadcast to {}", result_shape.human_string()), &broadcast)?;
+                show_array(out, &format!("{name} broadcast"), &broadcast)?;
             }
         }
     }
     let result = run(&computation, &[lhs, rhs])?;
-    show_array(out, "result", &result)?;
-    Ok(result)
+    show_array(out, "result", &result)
 }
 
 /// Shows `lhs + rhs` with `broadcast_dimensions`, which the builder must reject, and the error
 /// it gives: XLA's own sentence, then the op, the operand shapes and where the op was made.
 fn show_rejected_add(out: &mut String, lhs: &Shape, rhs: &Shape, broadcast_dimensions: &[i64]) -> Result<()> {
-    say!(
-        out,
-        "add(lhs: {}, rhs: {}, &{broadcast_dimensions:?})",
-        lhs.human_string(),
-        rhs.human_string()
-    );
+    say!(out, "add(lhs: {}, rhs: {}, &{broadcast_dimensions:?})", lhs.human_string(), rhs.human_string());
     match build_add(lhs, rhs, broadcast_dimensions) {
         Err(error) => {
             say!(out, "error: {error}");
@@ -212,8 +225,7 @@ fn seed_matrix() -> Result<Literal> {
 fn scalar_and_matrix(out: &mut String) -> Result<()> {
     heading(out, "1. A scalar and a matrix");
     say!(out, "A scalar needs no broadcast dimensions: it is added to every element.");
-    show_add(out, &seed_matrix()?, &Literal::scalar(7.0f32), &[])?;
-    Ok(())
+    show_add(out, &seed_matrix()?, &Literal::scalar(7.0f32), &[])
 }
 
 /// A (2,3) matrix and a (3) vector: invalid without broadcast dimensions, fine with (1).
@@ -224,8 +236,7 @@ fn matrix_and_vector(out: &mut String) -> Result<()> {
     show_rejected_add(out, &f32s(&[2, 3])?, &f32s(&[3])?, &[])?;
     say!(out, "With (1), the vector's dimension 0 is matched to the matrix's dimension 1:");
     say!(out, "the vector is replicated over the rows.");
-    show_add(out, &seed_matrix()?, &Literal::vec1(&[7.0f32, 8.0, 9.0]), &[1])?;
-    Ok(())
+    show_add(out, &seed_matrix()?, &Literal::vec1(&[7.0f32, 8.0, 9.0]), &[1])
 }
 
 /// A (3,3) matrix and a (3) vector: both (1) and (0) are valid, and differ.
@@ -236,8 +247,7 @@ fn square_matrix_and_vector(out: &mut String) -> Result<()> {
     subheading(out, "(1): each vector element becomes a column; the vector is duplicated for each row");
     show_add(out, &square, &vector, &[1])?;
     subheading(out, "(0): each vector element becomes a row; the vector is duplicated for each column");
-    show_add(out, &square, &vector, &[0])?;
-    Ok(())
+    show_add(out, &square, &vector, &[0])
 }
 
 /// "When adding a 2x3 matrix to a 3-element vector, a broadcasting dimension of 0 is invalid."
@@ -252,8 +262,8 @@ fn cuboid_and_matrix(out: &mut String) -> Result<()> {
     heading(out, "5. A 2x3x4 cuboid and a 3x4 matrix, broadcast dimensions (1,2)");
     say!(out, "The matrix is matched to dimensions 1 and 2 of the cuboid, and repeated along 0.");
     let cuboid = array(&[2, 3, 4], |i| 100.0 * (i[0] + 1) as f32)?;
-    show_add(out, &cuboid, &counting(&[3, 4])?, &[1, 2])?;
-    Ok(())
+    let matrix = array(&[3, 4], |i| (10 * (i[0] + 1) + i[1] + 1) as f32)?;
+    show_add(out, &cuboid, &matrix, &[1, 2])
 }
 
 /// Formal definition: a T vector and a TxV matrix matched onto MxNxPxQ, here 2x3x4x5.
@@ -263,6 +273,7 @@ fn formal_definition(out: &mut String) -> Result<()> {
     say!(out, "lower-rank array's dimension of the same position is matched to; sizes must agree.");
     say!(out, "The operands are X[m,n,p,q] = 1000m + 100n + 10p + q and small[i] = i + 1 (row-major),");
     say!(out, "and every element of every result is checked to be X[m,n,p,q] + small[matched indices].");
+    say!(out, "(M, N, P and Q all differ, so T and V are the sizes of the dimensions they match.)");
     let big = [2, 3, 4, 5];
     say!(out);
     say!(out, "              MxNxPxQ");
@@ -284,9 +295,10 @@ fn formal_definition(out: &mut String) -> Result<()> {
     say!(out, "HLO recorded for dim 0,3 (the matrix becomes dimensions 0 and 3 of a broadcast):");
     out.push_str(&indented(&build_add(&f32s(&big)?, &f32s(&[2, 5])?, &[0, 3])?.to_hlo_text()));
     say!(out);
-    say!(out, "The tuple must be strictly increasing, so it is illegal to match V to N and T to P:");
+    say!(out, "The tuple must be strictly increasing, so it is illegal to match V to N and T to P");
+    say!(out, "(a 4x3 matrix: T = P = 4, V = N = 3, with (2,1)):");
     show_rejected_add(out, &f32s(&big)?, &f32s(&[4, 3])?, &[2, 1])?;
-    say!(out, "and to match V to both P and N (one dimension, two places):");
+    say!(out, "and to match V to both P and N (a TxV matrix with (0,1,2): T to M, V to N and P):");
     show_rejected_add(out, &f32s(&big)?, &f32s(&[2, 3])?, &[0, 1, 2])?;
     Ok(())
 }
@@ -301,18 +313,16 @@ fn matching(big: &[i64], small: &[i64], dims: &[i64]) -> Result<String> {
     // The definition: the result at [m,n,p,q] is X there plus `small` at the matched indices.
     let (xs, ys, sums) = (x.to_vec::<f32>()?, y.to_vec::<f32>()?, result.to_vec::<f32>()?);
     let shape = result.shape();
-    let mut agrees = true;
     for (linear, &sum) in sums.iter().enumerate() {
         let index = shape.multi_index(linear as i64)?;
         let matched: Vec<i64> = dims.iter().map(|&d| index[d as usize]).collect();
-        agrees &= sum == xs[linear] + ys[small_shape.linear_index(&matched)? as usize];
+        let expected = xs[linear] + ys[small_shape.linear_index(&matched)? as usize];
+        assert_eq!(sum, expected, "add(X, {small_shape}, &{dims:?}) at {index:?}");
     }
-    let letters = if small.len() == 1 { "v" } else { "m" };
     Ok(format!(
-        "{letters}: {} with {dims:?} -> {}, every element {}",
+        "add(X, {}, &{dims:?}) -> {}: every element as defined",
         small_shape.human_string(),
-        shape.human_string(),
-        if agrees { "as defined" } else { "WRONG" }
+        shape.human_string()
     ))
 }
 
@@ -323,28 +333,30 @@ fn degenerate_dimensions(out: &mut String) -> Result<()> {
     say!(out, "has the larger size at every dimension. No broadcast dimensions are needed.");
 
     subheading(out, "1. (2,1) and (2,3) broadcast to (2,3)");
-    show_add(out, &matrix(&[[1.0], [2.0]])?, &array(&[2, 3], |i| (10 * (3 * i[0] + i[1] + 1)) as f32)?, &[])?;
+    let tens = array(&[2, 3], |i| (10 * (3 * i[0] + i[1] + 1)) as f32)?;
+    show_add(out, &matrix(&[[1.0], [2.0]])?, &tens, &[])?;
 
     subheading(out, "2. (1,2,5) and (7,2,5) broadcast to (7,2,5)");
-    show_add(out, &counting(&[1, 2, 5])?, &array(&[7, 2, 5], |i| 100.0 * i[0] as f32)?, &[])?;
+    let rows = array(&[1, 2, 5], |i| (10 * (i[1] + 1) + i[2] + 1) as f32)?;
+    show_add(out, &rows, &array(&[7, 2, 5], |i| (100 * (i[0] + 1)) as f32)?, &[])?;
 
     subheading(out, "3. (7,2,5) and (7,1,5) broadcast to (7,2,5)");
-    let layers = array(&[7, 2, 5], |i| (100 * i[0] + 10 * i[1]) as f32)?;
+    let layers = array(&[7, 2, 5], |i| (100 * (i[0] + 1) + 10 * (i[1] + 1)) as f32)?;
     show_add(out, &layers, &array(&[7, 1, 5], |i| (i[2] + 1) as f32)?, &[])?;
 
     subheading(out, "4. (7,2,5) and (7,2,6) are incompatible");
     show_rejected_add(out, &f32s(&[7, 2, 5])?, &f32s(&[7, 2, 6])?, &[])?;
 
     subheading(out, "An outer operation: (2,1) and (1,3) broadcast to (2,3)");
-    show_add(out, &matrix(&[[10.0], [20.0]])?, &matrix(&[[1.0, 2.0, 3.0]])?, &[])?;
-    Ok(())
+    show_add(out, &matrix(&[[10.0], [20.0]])?, &matrix(&[[1.0, 2.0, 3.0]])?, &[])
 }
 
 /// Both kinds of broadcasting in one op.
 fn composition(out: &mut String) -> Result<()> {
     heading(out, "8. Broadcast composition");
     say!(out, "First the lower-rank operand goes up to the higher rank through the broadcast");
-    say!(out, "dimensions (the other dimensions sized 1 for now), then degenerate dimensions stretch.");
+    say!(out, "dimensions, its new dimensions sized as the other operand's; then degenerate dimensions");
+    say!(out, "(size 1) stretch to the other operand's sizes.");
 
     subheading(out, "|1 2 3 4| + [5 6] with (0): [5 6] is a 1x2 matrix, not a vector");
     say!(out, "The vector goes to dimension 0 of a 4xM matrix, M = 2 to match the 1x2 operand;");
@@ -354,9 +366,8 @@ fn composition(out: &mut String) -> Result<()> {
     subheading(out, "A 1x2 matrix and a 4x3x1 array with (1,2)");
     say!(out, "The matrix goes to dimensions 1 and 2 of an Mx1x2 array, M = 4 from the 4x3x1 operand;");
     say!(out, "then degenerate dimensions stretch both 4x1x2 and 4x3x1 to 4x3x2.");
-    let column = array(&[4, 3, 1], |i| (10 * (3 * i[0] + i[1] + 1)) as f32)?;
-    show_add(out, &matrix(&[[1.0, 2.0]])?, &column, &[1, 2])?;
-    Ok(())
+    let column = array(&[4, 3, 1], |i| (100 * (i[0] + 1) + 10 * (i[1] + 1)) as f32)?;
+    show_add(out, &matrix(&[[1.0, 2.0]])?, &column, &[1, 2])
 }
 
 /// The whole tutorial, as the text `main` prints.

@@ -2,6 +2,9 @@
 //!
 //! [`Literal`]: crate::Literal
 
+use std::sync::Mutex;
+
+use crate::shape::element_type::with_native_type;
 use crate::{ElementType, Error, NativeType, Result};
 
 /// A typed vector of elements, in memory order.
@@ -37,17 +40,27 @@ pub enum Storage {
 }
 
 impl Storage {
+    /// `len` elements of `element_type` with arbitrary (but initialized) values, for a
+    /// buffer that is about to be overwritten entirely: a recycled buffer when one fits, else
+    /// fresh zeroed memory.
+    pub(crate) fn for_overwrite(element_type: ElementType, len: usize) -> Result<Storage> {
+        match recycled(element_type, len) {
+            Some(storage) => Ok(storage),
+            None => with_native_type!(element_type, T => Storage::filled(T::ZERO, len)),
+        }
+    }
+
+    /// The number of elements.
+    pub(crate) fn len(&self) -> usize {
+        with_storage!(self, values => values.len())
+    }
+
     /// `len` copies of `value`, failing (instead of aborting) when memory cannot be had.
     pub(crate) fn filled<T: NativeType>(value: T, len: usize) -> Result<Storage> {
-        let mut values = Vec::new();
-        values.try_reserve_exact(len).map_err(|_| {
-            Error::invalid(format!(
-                "cannot allocate {len} elements of {} ({} bytes)",
-                T::ELEMENT_TYPE,
-                len.saturating_mul(T::ELEMENT_TYPE.byte_size())
-            ))
-        })?;
-        values.resize(len, value);
+        let mut values = zeroed_vec::<T>(len)?;
+        if value != T::ZERO {
+            values.fill(value);
+        }
         Ok(T::into_storage(values))
     }
 
@@ -81,4 +94,87 @@ impl Storage {
         let expected = self.element_type();
         T::slice_of_mut(self).ok_or(Error::ElementTypeMismatch { expected, actual: T::ELEMENT_TYPE })
     }
+}
+
+/// `len` zeros, from zeroed memory (the operating system's fresh pages need no writing, so a
+/// large buffer costs only the page faults of its first use); an error, not an abort, when
+/// the memory cannot be had.
+fn zeroed_vec<T: NativeType>(len: usize) -> Result<Vec<T>> {
+    let too_large = || {
+        Error::invalid(format!(
+            "cannot allocate {len} elements of {} ({} bytes)",
+            T::ELEMENT_TYPE,
+            len.saturating_mul(T::ELEMENT_TYPE.byte_size())
+        ))
+    };
+    if len == 0 || std::mem::size_of::<T>() == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<T>(len).map_err(|_| too_large())?;
+    // SAFETY: `layout` has a nonzero size (len > 0 and T is not zero-sized). A null result is
+    // an allocation failure, reported as an error. Otherwise the block holds `len` elements of
+    // T, allocated by the global allocator with T's layout, and all-zero bits are a valid
+    // value of every `NativeType` (false, 0, +0.0), so the Vec owns `len` initialized
+    // elements with capacity `len`, as `from_raw_parts` requires.
+    unsafe {
+        let pointer = std::alloc::alloc_zeroed(layout) as *mut T;
+        if pointer.is_null() {
+            return Err(too_large());
+        }
+        Ok(Vec::from_raw_parts(pointer, len, len))
+    }
+}
+
+/// Runs `$body` with `$values` bound to the storage's vector, whatever its element type.
+macro_rules! with_storage {
+    ($storage:expr, $values:ident => $body:expr) => {
+        match $storage {
+            Storage::Pred($values) => $body,
+            Storage::S8($values) => $body,
+            Storage::S16($values) => $body,
+            Storage::S32($values) => $body,
+            Storage::S64($values) => $body,
+            Storage::U8($values) => $body,
+            Storage::U16($values) => $body,
+            Storage::U32($values) => $body,
+            Storage::U64($values) => $body,
+            Storage::F16($values) => $body,
+            Storage::Bf16($values) => $body,
+            Storage::F32($values) => $body,
+            Storage::F64($values) => $body,
+        }
+    };
+}
+use with_storage;
+
+/// Buffers smaller than this are not worth keeping: the allocator serves them without page
+/// faults.
+const RECYCLE_MIN_BYTES: usize = 1 << 20;
+/// At most this many bytes of freed buffers are kept for reuse.
+const RECYCLE_MAX_BYTES: usize = 1 << 30;
+
+/// Large buffers freed by dropped literals, kept for reuse: a fresh 32 MiB buffer costs
+/// thousands of page faults, more than the loop that fills it (DESIGN.md, performance).
+static RECYCLED: Mutex<Vec<Storage>> = Mutex::new(Vec::new());
+
+/// Keeps a large buffer for reuse (dropping the oldest kept ones beyond the byte budget).
+pub(crate) fn recycle(storage: Storage) {
+    let bytes = storage.len() * storage.element_type().byte_size();
+    if bytes < RECYCLE_MIN_BYTES || bytes > RECYCLE_MAX_BYTES {
+        return;
+    }
+    let Ok(mut kept) = RECYCLED.lock() else { return };
+    kept.push(storage);
+    let mut total: usize = kept.iter().map(|s| s.len() * s.element_type().byte_size()).sum();
+    while total > RECYCLE_MAX_BYTES {
+        let oldest = kept.remove(0);
+        total -= oldest.len() * oldest.element_type().byte_size();
+    }
+}
+
+/// A kept buffer of exactly this type and length, if there is one.
+fn recycled(element_type: ElementType, len: usize) -> Option<Storage> {
+    let mut kept = RECYCLED.lock().ok()?;
+    let position = kept.iter().rposition(|s| s.element_type() == element_type && s.len() == len)?;
+    Some(kept.swap_remove(position))
 }

@@ -350,3 +350,25 @@ float!(half::bf16, compute in f32, half::bf16::to_f32, half::bf16::from_f32, fro
 pub(crate) fn convert<S: Element, D: Element>(value: S) -> D {
     D::narrow(value.widen())
 }
+
+/// `op` applied to one pair of elements.
+pub(crate) fn apply_binary<T: Element>(op: crate::hlo::BinaryOp, a: T, b: T) -> T {
+    use crate::hlo::BinaryOp::*;
+    match op {
+        Add => a.add(b),
+        Sub => a.sub(b),
+        Mul => a.mul(b),
+        Div => a.div(b),
+        Rem => a.rem(b),
+        Max => a.maximum(b),
+        Min => a.minimum(b),
+        Pow => a.pow(b),
+        Atan2 => Element::atan2(a, b),
+        And => a.and(b),
+        Or => a.or(b),
+        Xor => a.xor(b),
+        ShiftLeft => a.shift_left(b),
+        ShiftRightArithmetic => a.shift_right_arithmetic(b),
+        ShiftRightLogical => a.shift_right_logical(b),
+    }
+}

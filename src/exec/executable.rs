@@ -3,10 +3,7 @@
 use std::sync::Arc;
 
 use crate::error::invalid_argument;
-use crate::exec::interpreter::evaluate;
-use crate::exec::kernels::data_movement::copy_through_view;
-use crate::exec::strided::View;
-use crate::hlo::HloComputation;
+use crate::exec::plan::{relayout, Plan};
 use crate::{Error, Literal, Result, XlaComputation};
 
 /// How to compile a computation.
@@ -44,7 +41,7 @@ impl Default for CompileOptions {
 /// # Ok::<(), lazy_xla::Error>(())
 /// ```
 pub struct Executable {
-    computation: Arc<HloComputation>,
+    plan: Plan,
     options: CompileOptions,
     pool: Option<rayon::ThreadPool>,
 }
@@ -71,7 +68,8 @@ impl XlaComputation {
             ),
             _ => None,
         };
-        Ok(Executable { computation: self.entry.clone(), options: options.clone(), pool })
+        let optimized = crate::passes::optimize(&self.entry, options.fusion);
+        Ok(Executable { plan: Plan::new(Arc::new(optimized)), options: options.clone(), pool })
     }
 }
 
@@ -92,13 +90,11 @@ impl Executable {
     pub fn execute(&self, arguments: &[&Literal]) -> Result<Literal> {
         self.check_arguments(arguments)?;
         let result = self.run(arguments)?;
-        let root_shape = self.computation.result_shape();
+        let root_shape = self.plan.computation().result_shape();
         if result.shape() == root_shape {
             return Ok(result.into_owned());
         }
-        let mut out = Literal::zeros(root_shape)?;
-        copy_through_view(&result, View::of(result.shape()), &mut out, self.parallel())?;
-        Ok(out)
+        relayout(&result, root_shape, self.parallel())
     }
 
     /// Runs the computation and writes the result into `out`, which must have the root's
@@ -115,7 +111,7 @@ impl Executable {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn execute_into(&self, arguments: &[&Literal], out: &mut Literal) -> Result<()> {
-        let root_shape = self.computation.result_shape();
+        let root_shape = self.plan.computation().result_shape();
         if !out.shape().same_dimensions_and_type(root_shape) {
             invalid_argument!(
                 "execute_into: the output literal has shape {} but the computation returns {}",
@@ -124,8 +120,11 @@ impl Executable {
             );
         }
         self.check_arguments(arguments)?;
-        let result = self.run(arguments)?;
-        copy_through_view(&result, View::of(result.shape()), out, self.parallel())
+        let parallel = self.parallel();
+        match &self.pool {
+            Some(pool) => pool.install(|| self.plan.run_into(arguments, out, parallel)),
+            None => self.plan.run_into(arguments, out, parallel),
+        }
     }
 
     /// The computation as HLO text, as it runs.
@@ -138,7 +137,7 @@ impl Executable {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn to_hlo_text(&self) -> String {
-        crate::hlo::module_text(&self.computation)
+        crate::hlo::module_text(self.plan.computation())
     }
 
     /// The options it was compiled with.
@@ -158,17 +157,17 @@ impl Executable {
         self.options.num_threads != Some(1)
     }
 
-    fn run<'a>(&self, arguments: &[&'a Literal]) -> Result<std::borrow::Cow<'a, Literal>> {
+    fn run<'a>(&'a self, arguments: &[&'a Literal]) -> Result<std::borrow::Cow<'a, Literal>> {
         let parallel = self.parallel();
         match &self.pool {
-            Some(pool) => pool.install(|| evaluate(&self.computation, arguments, parallel)),
-            None => evaluate(&self.computation, arguments, parallel),
+            Some(pool) => pool.install(|| self.plan.run(arguments, parallel)),
+            None => self.plan.run(arguments, parallel),
         }
     }
 
     /// Arguments must match the parameters in count, element type and dimensions (any layout).
     fn check_arguments(&self, arguments: &[&Literal]) -> Result<()> {
-        let parameters = self.computation.parameters();
+        let parameters = self.plan.computation().parameters();
         if arguments.len() != parameters.len() {
             invalid_argument!(
                 "the computation takes {} arguments but {} were given",

@@ -3,8 +3,9 @@
 
 pub(crate) mod element;
 mod executable;
-pub(crate) mod interpreter;
 pub(crate) mod kernels;
+pub(crate) mod loop_program;
+pub(crate) mod plan;
 pub(crate) mod strided;
 
 pub use executable::{CompileOptions, Executable};

@@ -60,12 +60,18 @@ impl HloComputation {
         &self.instructions[self.root].shape
     }
 
-    /// The computations this one calls (reducers), each once, callees first.
+    /// The computations this one calls (reducers, fused computations), each once, callees
+    /// first.
     pub(crate) fn called_computations(&self) -> Vec<Arc<HloComputation>> {
         let mut found: Vec<Arc<HloComputation>> = Vec::new();
         for instruction in &self.instructions {
-            if let Opcode::Reduce { reducer, .. } = &instruction.opcode {
-                for nested in reducer.called_computations().into_iter().chain([reducer.clone()]) {
+            let called = match &instruction.opcode {
+                Opcode::Reduce { reducer, .. } => reducer,
+                Opcode::Fusion { computation } => computation,
+                _ => continue,
+            };
+            {
+                for nested in called.called_computations().into_iter().chain([called.clone()]) {
                     if !found.iter().any(|known| Arc::ptr_eq(known, &nested)) {
                         found.push(nested);
                     }

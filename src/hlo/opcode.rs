@@ -263,6 +263,10 @@ pub(crate) enum Opcode {
         reducer: Arc<HloComputation>,
     },
     Dot(DotDimensionNumbers),
+    /// A loop fusion: the called computation's parameters are this instruction's operands.
+    Fusion {
+        computation: Arc<HloComputation>,
+    },
 }
 
 impl Opcode {
@@ -287,6 +291,7 @@ impl Opcode {
             Opcode::Reverse { .. } => "reverse",
             Opcode::Reduce { .. } => "reduce",
             Opcode::Dot(_) => "dot",
+            Opcode::Fusion { .. } => "fusion",
         }
     }
 }

@@ -31,7 +31,7 @@ impl HloComputation {
             }
             let original = instruction.clone();
             match visit(before, instruction) {
-                Rewrite::Keep => changed |= *instruction != original,
+                Rewrite::Keep => changed |= !instruction.same_as(&original),
                 Rewrite::Forward(target) => {
                     debug_assert!(target < id, "forwarding must go to an earlier instruction");
                     forward[id] = target;
@@ -104,5 +104,17 @@ impl HloComputation {
         }
         *counter += 1;
         format!("{base}.{counter}")
+    }
+}
+
+impl Instruction {
+    /// Whether two versions of an instruction are the same: equal, except that a constant is
+    /// the same as itself even when it holds NaNs (which `==` says differ).
+    fn same_as(&self, other: &Instruction) -> bool {
+        let same_opcode = match (&self.opcode, &other.opcode) {
+            (Opcode::Constant(a), Opcode::Constant(b)) => std::sync::Arc::ptr_eq(a, b) || a == b,
+            (a, b) => a == b,
+        };
+        same_opcode && self.operands == other.operands && self.shape == other.shape && self.name == other.name
     }
 }

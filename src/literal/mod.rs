@@ -109,6 +109,20 @@ impl Literal {
         Ok(Literal { shape: shape.clone(), storage })
     }
 
+    /// A literal of `shape` whose elements are about to be overwritten (the executor's outputs):
+    /// its values are arbitrary, its padding holds the padding value.
+    pub(crate) fn for_overwrite(shape: &Shape) -> Result<Literal> {
+        let len = usize::try_from(shape.buffer_len())
+            .map_err(|_| Error::invalid(format!("shape {shape} is too large for this machine")))?;
+        let mut storage = Storage::for_overwrite(shape.element_type(), len)?;
+        if let Some(value) = shape.layout().padding_value() {
+            with_native_type!(shape.element_type(), T => {
+                fill_padding::<T>(shape, storage.as_mut_slice::<T>()?, padding_element(value))
+            });
+        }
+        Ok(Literal { shape: shape.clone(), storage })
+    }
+
     /// The shape, layout included.
     ///
     /// ```
@@ -222,5 +236,12 @@ pub(crate) fn fill_padding<T: NativeType>(shape: &Shape, memory: &mut [T], value
         if !element {
             *slot = value;
         }
+    }
+}
+
+/// A dropped literal's large buffer is kept for reuse by later results.
+impl Drop for Literal {
+    fn drop(&mut self) {
+        crate::storage::recycle(std::mem::replace(&mut self.storage, Storage::Pred(Vec::new())));
     }
 }

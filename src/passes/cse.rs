@@ -10,6 +10,7 @@
 //! | `constant`    | the literals have the same shape and the same bits (so `0.0` and `-0.0`  |
 //! |               | stay apart, and NaNs merge only with the very same NaN)                  |
 //! | `reduce`      | same dimensions and reducers equal up to instruction names               |
+//! | `fusion`      | fused computations equal up to instruction names                         |
 //! | anything else | the attributes are equal (`iota` by its dimension, `slice` by its bounds…) |
 //!
 //! and, for all of them, the same operands (after earlier merges) and the same shape.
@@ -34,19 +35,26 @@ impl Pass for CommonSubexpressions {
 
     fn run(&self, computation: &mut HloComputation) -> bool {
         let mut seen: HashMap<Key, InstructionId> = HashMap::with_capacity(computation.instructions.len());
+        // Counted here rather than taken from `rewrite_forward`, which compares instructions
+        // with `==`, and a NaN constant is never `==` to itself.
+        let mut changed = false;
         computation.rewrite_forward(|before, instruction| {
             if matches!(instruction.opcode, Opcode::Parameter { .. }) {
                 return Rewrite::Keep;
             }
             let key = Key(Instruction { name: String::new(), ..instruction.clone() });
             match seen.get(&key) {
-                Some(&earlier) => Rewrite::Forward(earlier),
+                Some(&earlier) => {
+                    changed = true;
+                    Rewrite::Forward(earlier)
+                }
                 None => {
                     seen.insert(key, before.len());
                     Rewrite::Keep
                 }
             }
-        })
+        });
+        changed
     }
 }
 
@@ -80,6 +88,7 @@ impl Hash for Key {
             Opcode::Slice { starts, limits, strides } => (starts, limits, strides).hash(state),
             Opcode::Pad(config) => config.hash(state),
             Opcode::Reduce { dimensions, reducer } => (dimensions, reducer.instructions.len()).hash(state),
+            Opcode::Fusion { computation } => computation.instructions.len().hash(state),
             Opcode::Dot(numbers) => numbers.hash(state),
             Opcode::Select | Opcode::Clamp | Opcode::Convert | Opcode::Reshape => {}
         }
@@ -92,16 +101,19 @@ fn same_instruction(a: &Instruction, b: &Instruction) -> bool {
 }
 
 /// Whether two opcodes are the same operation with the same attributes: literals by their
-/// bits, reducers by their structure (not their names), everything else by `==`.
+/// bits, called computations (reducers, fusions) by their structure (not their names),
+/// everything else by `==`.
 fn same_opcode(a: &Opcode, b: &Opcode) -> bool {
     match (a, b) {
         (Opcode::Constant(x), Opcode::Constant(y)) => {
-            Arc::ptr_eq(x, y) || (x.shape() == y.shape() && literal_bits(x, usize::MAX) == literal_bits(y, usize::MAX))
+            Arc::ptr_eq(x, y)
+                || (x.shape() == y.shape() && literal_bits(x, usize::MAX) == literal_bits(y, usize::MAX))
         }
         (
             Opcode::Reduce { dimensions: dims_a, reducer: reducer_a },
             Opcode::Reduce { dimensions: dims_b, reducer: reducer_b },
         ) => dims_a == dims_b && same_computation(reducer_a, reducer_b),
+        (Opcode::Fusion { computation: a }, Opcode::Fusion { computation: b }) => same_computation(a, b),
         _ => a == b,
     }
 }
@@ -159,6 +171,7 @@ bits! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::plan::evaluate;
     use crate::hlo::module_text;
     use crate::*;
 
@@ -175,12 +188,19 @@ mod tests {
         c.instructions.iter().filter(|i| i.opcode.name() == opcode).count()
     }
 
-    /// The results of running `before` and `after` on `arguments` (unfused).
-    fn run_both(before: &XlaComputation, after: HloComputation, arguments: &[&Literal]) -> (Literal, Literal) {
+    /// The results of `before` and `after` on `arguments`, each evaluated as it is (no
+    /// optimizer); `before`'s also checked against its compiled (unfused) execution.
+    fn run_both(
+        before: &XlaComputation,
+        after: HloComputation,
+        arguments: &[&Literal],
+    ) -> (Literal, Literal) {
+        let expected = evaluate(&before.entry, arguments).unwrap();
+        let actual = evaluate(&after, arguments).unwrap();
         let options = CompileOptions { fusion: false, ..Default::default() };
-        let after = XlaComputation { entry: Arc::new(after) };
-        let run = |c: &XlaComputation| c.compile(&options).unwrap().execute(arguments).unwrap();
-        (run(before), run(&after))
+        let compiled = before.compile(&options).unwrap().execute(arguments).unwrap();
+        assert_eq!(format!("{expected:?}"), format!("{compiled:?}"));
+        (expected, actual)
     }
 
     #[test]
@@ -195,8 +215,8 @@ mod tests {
         assert!(changed);
         assert_eq!(
             module_text(&Arc::new(c.clone())),
-            "HloModule f, entry_computation_layout={(f32[2,3]{1,0}, f32[2,3]{1,0})->f32[2,3]{1,0}}\n\n\
-             ENTRY f {\n  \
+            "HloModule f.8, entry_computation_layout={(f32[2,3]{1,0}, f32[2,3]{1,0})->f32[2,3]{1,0}}\n\n\
+             ENTRY f.8 {\n  \
              x.1 = f32[2,3]{1,0} parameter(0)\n  \
              y.2 = f32[2,3]{1,0} parameter(1)\n  \
              add.3 = f32[2,3]{1,0} add(x.1, y.2)\n  \
@@ -260,7 +280,8 @@ mod tests {
         let x = b.parameter(0, &shape!(f32[3]), "x");
         let ones = [b.constant_r1(&[1.0f32, 2.0, 3.0]), b.constant_r1(&[1.0f32, 2.0, 3.0])];
         let nans = [b.constant_r1(&[f32::NAN; 3]), b.constant_r1(&[f32::NAN; 3])];
-        let computation = b.build(add(add(x, ones[0], &[]), add(ones[1], add(nans[0], nans[1], &[]), &[]), &[]))?;
+        let computation =
+            b.build(add(add(x, ones[0], &[]), add(ones[1], add(nans[0], nans[1], &[]), &[]), &[]))?;
         let (c, changed) = cse(&computation);
         assert!(changed);
         assert_eq!(count(&c, "constant"), 2);
@@ -284,7 +305,7 @@ mod tests {
         let sums = add(add(zero, negative_zero, &[]), add(other_nan, nan, &[]), &[]);
         let computation = b.build(add(sums, convert_element_type(add(m, i, &[]), ElementType::F32), &[]))?;
         let (c, changed) = cse(&computation);
-        assert!(!changed, "{}", module_text(&Arc::new(c)));
+        assert!(!changed, "{}\n{}", module_text(&computation.entry), module_text(&Arc::new(c)));
         Ok(())
     }
 

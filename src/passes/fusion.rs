@@ -1,17 +1,162 @@
-//! (being written)
+//! Loop fusion: chains of element-wise ops, broadcasts, movement ops and converts become one
+//! `fusion` instruction (XLA's `kLoop`), computed by one strided loop that materializes
+//! nothing in between.
+//!
+//! Greedy producer–consumer fusion, consumers first: an instruction joins its users' fusion
+//! when all its users are in that one fusion; a cheap instruction (broadcast, iota, scalar
+//! constant) whose users are in several fusions is duplicated into each; anything else with
+//! users outside starts a fusion of its own, so an expensive result is computed once and a
+//! big operand is never read twice on its behalf.
 
-use crate::hlo::HloComputation;
+use std::sync::Arc;
+
+use crate::hlo::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::passes::Pass;
+use crate::shape_inference::shape_ops::unit_dimension_reshape;
 
-/// (being written)
+/// Groups loop-fusible instructions into `fusion` instructions.
 pub(crate) struct LoopFusion;
 
 impl Pass for LoopFusion {
     fn name(&self) -> &'static str {
-        "fusion"
+        "loop-fusion"
     }
 
-    fn run(&self, _computation: &mut HloComputation) -> bool {
-        false
+    fn run(&self, computation: &mut HloComputation) -> bool {
+        let groups = group(computation);
+        let mut counter = 0;
+        let mut changed = false;
+        for members in groups.into_iter().filter(|members| members.len() > 1) {
+            let fused = fused_computation(computation, &members, &mut counter);
+            let root = *members.last().expect("a group has a root");
+            let inputs = fused.1;
+            let name = computation.fresh_name("fusion", &mut counter);
+            let instruction = &mut computation.instructions[root];
+            *instruction = Instruction {
+                opcode: Opcode::Fusion { computation: Arc::new(fused.0) },
+                operands: inputs,
+                shape: instruction.shape.clone(),
+                name,
+            };
+            changed = true;
+        }
+        computation.remove_dead();
+        changed
     }
+}
+
+/// Whether a loop can compute `instruction` from its operands element by element.
+fn loop_fusible(computation: &HloComputation, instruction: &Instruction) -> bool {
+    match &instruction.opcode {
+        Opcode::Unary(_)
+        | Opcode::Binary(_)
+        | Opcode::Compare(_)
+        | Opcode::Select
+        | Opcode::Clamp
+        | Opcode::Convert
+        | Opcode::Broadcast { .. }
+        | Opcode::Transpose { .. }
+        | Opcode::Reverse { .. }
+        | Opcode::Slice { .. }
+        | Opcode::Iota { .. } => true,
+        Opcode::Constant(literal) => literal.shape().is_scalar(),
+        Opcode::Reshape => {
+            let from = &computation.instructions[instruction.operands[0]].shape;
+            unit_dimension_reshape(from, &instruction.shape).is_some()
+        }
+        _ => false,
+    }
+}
+
+/// Whether `instruction` costs so little that computing it in several fusions beats
+/// materializing it once.
+fn cheap(instruction: &Instruction) -> bool {
+    match &instruction.opcode {
+        Opcode::Broadcast { .. } | Opcode::Iota { .. } => true,
+        Opcode::Constant(literal) => literal.shape().is_scalar(),
+        _ => false,
+    }
+}
+
+/// The fusion groups: each a list of instruction ids in topological order, its root last.
+fn group(computation: &HloComputation) -> Vec<Vec<InstructionId>> {
+    let users = computation.users();
+    let count = computation.instructions.len();
+    // The groups each instruction is computed in, and whether that covers all its users (a
+    // duplicated broadcast may also stay standalone for users outside any fusion).
+    let mut member_of: Vec<Vec<usize>> = vec![Vec::new(); count];
+    let mut only_fused = vec![false; count];
+    let mut groups: Vec<Vec<InstructionId>> = Vec::new();
+    for id in (0..count).rev() {
+        let instruction = &computation.instructions[id];
+        if !loop_fusible(computation, instruction) {
+            continue;
+        }
+        let mut user_groups: Vec<usize> =
+            users[id].iter().flat_map(|&u| member_of[u].iter().copied()).collect();
+        user_groups.sort_unstable();
+        user_groups.dedup();
+        let all_users_fused = id != computation.root
+            && !users[id].is_empty()
+            && users[id].iter().all(|&u| only_fused[u] && !member_of[u].is_empty());
+        if all_users_fused && user_groups.len() == 1 {
+            groups[user_groups[0]].push(id);
+            member_of[id] = user_groups;
+            only_fused[id] = true;
+        } else if cheap(instruction) && !user_groups.is_empty() {
+            for &g in &user_groups {
+                groups[g].push(id);
+            }
+            member_of[id] = user_groups;
+            only_fused[id] = all_users_fused;
+        } else {
+            member_of[id] = vec![groups.len()];
+            only_fused[id] = true;
+            groups.push(vec![id]);
+        }
+    }
+    for members in &mut groups {
+        members.sort_unstable();
+    }
+    groups
+}
+
+/// The fused computation of `members` (topological, root last) and its inputs: the operands
+/// read from outside, in order of first use.
+fn fused_computation(
+    computation: &HloComputation,
+    members: &[InstructionId],
+    counter: &mut usize,
+) -> (HloComputation, Vec<InstructionId>) {
+    let mut inputs: Vec<InstructionId> = Vec::new();
+    for &member in members {
+        for &operand in &computation.instructions[member].operands {
+            if members.binary_search(&operand).is_err() && !inputs.contains(&operand) {
+                inputs.push(operand);
+            }
+        }
+    }
+    let mut instructions: Vec<Instruction> = inputs
+        .iter()
+        .enumerate()
+        .map(|(number, &input)| Instruction {
+            opcode: Opcode::Parameter { number: number as i64 },
+            operands: vec![],
+            shape: computation.instructions[input].shape.clone(),
+            name: computation.fresh_name(&format!("param_{number}"), counter),
+        })
+        .collect();
+    // Parameters first, then the members in order.
+    let position = |id: InstructionId| match inputs.iter().position(|&i| i == id) {
+        Some(number) => number,
+        None => inputs.len() + members.binary_search(&id).expect("an operand is an input or a member"),
+    };
+    for &member in members {
+        let original = &computation.instructions[member];
+        let operands = original.operands.iter().map(|&o| position(o)).collect();
+        instructions.push(Instruction { operands, ..original.clone() });
+    }
+    let root = instructions.len() - 1;
+    let name = computation.fresh_name("fused_computation", counter);
+    (HloComputation { name, instructions, root }, inputs)
 }

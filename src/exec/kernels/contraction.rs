@@ -1,7 +1,7 @@
 //! Kernels that combine many elements into one: `reduce` and `dot`.
 
+use crate::exec::element::apply_binary;
 use crate::exec::element::Element;
-use crate::exec::kernels::elementwise::binary_element;
 use crate::exec::kernels::map_elements;
 use crate::exec::strided::View;
 use crate::hlo::{BinaryOp, DotDimensionNumbers, HloComputation, Opcode};
@@ -82,7 +82,7 @@ pub(crate) fn reduce(
             Reducer::Simple(op) => {
                 let view = View { offset: 0, strides: kept_strides.iter().map(|&s| s as isize).collect() };
                 map_elements(&shape, out_memory, &[view], parallel, |o| {
-                    inner.iter().fold(start, |acc, &i| binary_element(op, acc, x[o[0] + i]))
+                    inner.iter().fold(start, |acc, &i| apply_binary(op, acc, x[o[0] + i]))
                 });
             }
             Reducer::Interpreted(combine) => {

@@ -1,55 +1,11 @@
-//! Kernels that move data: views (broadcast, transpose, reverse, slice), iota, reshape,
-//! concatenate, pad, and copies between layouts.
+//! Kernels that move data in ways a strided loop cannot express: a reshape that reorders
+//! memory, concatenate, pad; and a plain copy through a view.
 
-use crate::exec::element::{Element, Wide};
 use crate::exec::kernels::map_elements;
 use crate::exec::strided::View;
 use crate::hlo::PaddingConfig;
 use crate::shape::element_type::with_native_type;
-use crate::{Literal, Result, Shape};
-
-/// How HLO's data-movement ops read their operand over the output's index space.
-pub(crate) enum Movement<'a> {
-    /// Operand dimension `i` is output dimension `dimensions[i]`; other output dimensions
-    /// repeat it (stride 0).
-    Broadcast(&'a [i64]),
-    /// Output dimension `i` is operand dimension `permutation[i]`.
-    Transpose(&'a [i64]),
-    /// The listed dimensions are read backwards.
-    Reverse(&'a [i64]),
-    /// From `starts`, every `strides`-th element.
-    Slice { starts: &'a [i64], strides: &'a [i64] },
-}
-
-/// The view of `operand` that `movement` makes over the output's dimensions.
-pub(crate) fn movement_view(operand: &Shape, out_rank: usize, movement: &Movement<'_>) -> View {
-    let strides: Vec<isize> = operand.strides().iter().map(|&s| s as isize).collect();
-    match movement {
-        Movement::Broadcast(dimensions) => {
-            let mut view = View { offset: 0, strides: vec![0; out_rank] };
-            for (i, &d) in dimensions.iter().enumerate() {
-                view.strides[d as usize] = strides[i];
-            }
-            view
-        }
-        Movement::Transpose(permutation) => {
-            View { offset: 0, strides: permutation.iter().map(|&p| strides[p as usize]).collect() }
-        }
-        Movement::Reverse(dimensions) => {
-            let mut view = View { offset: 0, strides };
-            for &d in dimensions.iter() {
-                let d = d as usize;
-                view.offset += (operand.dimensions()[d] - 1).max(0) as isize * view.strides[d];
-                view.strides[d] = -view.strides[d];
-            }
-            view
-        }
-        Movement::Slice { starts, strides: steps } => View {
-            offset: starts.iter().zip(&strides).map(|(&start, &s)| start as isize * s).sum(),
-            strides: steps.iter().zip(&strides).map(|(&step, &s)| step as isize * s).collect(),
-        },
-    }
-}
+use crate::{Literal, Result};
 
 /// Copies `input` read through `view` into `out` (same element type).
 pub(crate) fn copy_through_view(
@@ -63,19 +19,6 @@ pub(crate) fn copy_through_view(
         let x = input.memory::<T>()?;
         let out = out.storage_mut().as_mut_slice::<T>()?;
         map_elements(&shape, out, &[view], parallel, |o| x[o[0]]);
-    });
-    Ok(())
-}
-
-/// `iota`: each element is its index along `dimension`.
-pub(crate) fn iota(dimension: i64, out: &mut Literal, parallel: bool) -> Result<()> {
-    let shape = out.shape().clone();
-    let mut strides = vec![0isize; shape.rank()];
-    strides[dimension as usize] = 1;
-    let view = View { offset: 0, strides };
-    with_native_type!(shape.element_type(), T => {
-        let out = out.storage_mut().as_mut_slice::<T>()?;
-        map_elements(&shape, out, &[view], parallel, |o| T::narrow(Wide::Int(o[0] as i128)));
     });
     Ok(())
 }

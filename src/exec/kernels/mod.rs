@@ -3,7 +3,6 @@
 
 pub(crate) mod contraction;
 pub(crate) mod data_movement;
-pub(crate) mod elementwise;
 
 use crate::exec::strided::{for_each_row, View};
 use crate::Shape;

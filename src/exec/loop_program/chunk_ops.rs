@@ -1,0 +1,183 @@
+//! The element-wise ops of a loop program over one chunk: a tight loop per op and element
+//! type (the op is matched once per chunk, never per element), with splats (one value for the
+//! whole chunk) kept as scalars so broadcasts cost nothing.
+
+use crate::exec::element::{convert as convert_element, Element};
+use crate::hlo::{BinaryOp, ComparisonDirection, UnaryOp};
+
+/// An operand of a chunk op: one value for every element, or a slice of the chunk's length.
+#[derive(Clone, Copy)]
+pub(super) enum Operand<'a, T> {
+    Splat(T),
+    Values(&'a [T]),
+}
+
+impl<T: Copy> Operand<'_, T> {
+    #[inline(always)]
+    fn get(&self, i: usize) -> T {
+        match self {
+            Operand::Splat(v) => *v,
+            Operand::Values(values) => values[i],
+        }
+    }
+}
+
+/// `out = f(x)`; returns whether the result is a splat (written to `out[0]` only).
+#[inline(always)]
+fn map1<T: Copy, U>(x: Operand<'_, T>, out: &mut [U], f: impl Fn(T) -> U) -> bool {
+    match x {
+        Operand::Splat(a) => {
+            out[0] = f(a);
+            true
+        }
+        Operand::Values(xs) => {
+            for (o, &a) in out.iter_mut().zip(xs) {
+                *o = f(a);
+            }
+            false
+        }
+    }
+}
+
+/// `out = f(a, b)`; returns whether the result is a splat.
+#[inline(always)]
+fn map2<T: Copy, U>(a: Operand<'_, T>, b: Operand<'_, T>, out: &mut [U], f: impl Fn(T, T) -> U) -> bool {
+    match (a, b) {
+        (Operand::Splat(x), Operand::Splat(y)) => {
+            out[0] = f(x, y);
+            true
+        }
+        (Operand::Values(xs), Operand::Splat(y)) => {
+            for (o, &x) in out.iter_mut().zip(xs) {
+                *o = f(x, y);
+            }
+            false
+        }
+        (Operand::Splat(x), Operand::Values(ys)) => {
+            for (o, &y) in out.iter_mut().zip(ys) {
+                *o = f(x, y);
+            }
+            false
+        }
+        (Operand::Values(xs), Operand::Values(ys)) => {
+            for ((o, &x), &y) in out.iter_mut().zip(xs).zip(ys) {
+                *o = f(x, y);
+            }
+            false
+        }
+    }
+}
+
+/// `out = f(a, b, c)`; returns whether the result is a splat.
+#[inline(always)]
+fn map3<A: Copy, T: Copy, U>(
+    a: Operand<'_, A>,
+    b: Operand<'_, T>,
+    c: Operand<'_, T>,
+    out: &mut [U],
+    f: impl Fn(A, T, T) -> U,
+) -> bool {
+    if let (Operand::Splat(x), Operand::Splat(y), Operand::Splat(z)) = (a, b, c) {
+        out[0] = f(x, y, z);
+        return true;
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = f(a.get(i), b.get(i), c.get(i));
+    }
+    false
+}
+
+/// A unary op other than `is-finite` (which changes the type; see [`is_finite`]).
+pub(super) fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
+    use UnaryOp::*;
+    match op {
+        Neg => map1(x, out, Element::neg),
+        Abs => map1(x, out, Element::abs),
+        Exp => map1(x, out, Element::exp),
+        Log => map1(x, out, Element::log),
+        Log1p => map1(x, out, Element::log1p),
+        Expm1 => map1(x, out, Element::expm1),
+        Tanh => map1(x, out, Element::tanh),
+        Logistic => map1(x, out, Element::logistic),
+        Sqrt => map1(x, out, Element::sqrt),
+        Rsqrt => map1(x, out, Element::rsqrt),
+        Sign => map1(x, out, Element::sign),
+        Floor => map1(x, out, Element::floor),
+        Ceil => map1(x, out, Element::ceil),
+        Round => map1(x, out, Element::round),
+        Sin => map1(x, out, Element::sin),
+        Cos => map1(x, out, Element::cos),
+        Not => map1(x, out, Element::not),
+        IsFinite => map1(x, out, |v| v),
+    }
+}
+
+/// `is-finite`, into `pred`.
+pub(super) fn is_finite<T: Element>(x: Operand<'_, T>, out: &mut [bool]) -> bool {
+    map1(x, out, Element::is_finite)
+}
+
+/// A binary op.
+pub(super) fn binary<T: Element>(op: BinaryOp, a: Operand<'_, T>, b: Operand<'_, T>, out: &mut [T]) -> bool {
+    use BinaryOp::*;
+    match op {
+        Add => map2(a, b, out, Element::add),
+        Sub => map2(a, b, out, Element::sub),
+        Mul => map2(a, b, out, Element::mul),
+        Div => map2(a, b, out, Element::div),
+        Rem => map2(a, b, out, Element::rem),
+        Max => map2(a, b, out, Element::maximum),
+        Min => map2(a, b, out, Element::minimum),
+        Pow => map2(a, b, out, Element::pow),
+        Atan2 => map2(a, b, out, Element::atan2),
+        And => map2(a, b, out, Element::and),
+        Or => map2(a, b, out, Element::or),
+        Xor => map2(a, b, out, Element::xor),
+        ShiftLeft => map2(a, b, out, Element::shift_left),
+        ShiftRightArithmetic => map2(a, b, out, Element::shift_right_arithmetic),
+        ShiftRightLogical => map2(a, b, out, Element::shift_right_logical),
+    }
+}
+
+/// A comparison, into `pred`.
+pub(super) fn compare<T: Element>(
+    direction: ComparisonDirection,
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    out: &mut [bool],
+) -> bool {
+    use ComparisonDirection::*;
+    match direction {
+        Eq => map2(a, b, out, |x, y| x == y),
+        Ne => map2(a, b, out, |x, y| x != y),
+        Ge => map2(a, b, out, |x, y| x >= y),
+        Gt => map2(a, b, out, |x, y| x > y),
+        Le => map2(a, b, out, |x, y| x <= y),
+        Lt => map2(a, b, out, |x, y| x < y),
+    }
+}
+
+/// `pred ? on_true : on_false`.
+pub(super) fn select<T: Element>(
+    pred: Operand<'_, bool>,
+    on_true: Operand<'_, T>,
+    on_false: Operand<'_, T>,
+    out: &mut [T],
+) -> bool {
+    map3(pred, on_true, on_false, out, |p, t, f| if p { t } else { f })
+}
+
+/// `min(max(x, lo), hi)`: `hi` wins where `lo > hi`.
+pub(super) fn clamp<T: Element>(
+    lo: Operand<'_, T>,
+    x: Operand<'_, T>,
+    hi: Operand<'_, T>,
+    out: &mut [T],
+) -> bool {
+    map3(lo, x, hi, out, |l, v, h| Element::minimum(Element::maximum(v, l), h))
+}
+
+/// `convert` from `S` to `D`.
+pub(super) fn convert<S: Element, D: Element>(x: Operand<'_, S>, out: &mut [D]) -> bool {
+    map1(x, out, convert_element::<S, D>)
+}

@@ -1,0 +1,301 @@
+//! Loop programs: a chain of broadcasts, data movement and element-wise ops (one instruction or
+//! a whole loop fusion) compiled into one strided loop over the output.
+//!
+//! Compiling pushes every movement op (broadcast, transpose, reverse, slice, a reshape that
+//! only adds or drops size-1 dimensions) down to the leaves as an affine *index map* from the
+//! output's index space, so each parameter is read through strides and each iota is an affine
+//! function of the index: nothing between the inputs and the output is ever materialized.
+//! What remains is an expression DAG of element-wise ops ([`Node`]s), evaluated a
+//! cache-resident chunk at a time (see `run.rs`).
+
+mod chunk_ops;
+mod run;
+
+use std::collections::HashMap;
+
+use crate::hlo::{
+    BinaryOp, ComparisonDirection, HloComputation, Instruction, InstructionId, Opcode, UnaryOp,
+};
+use crate::{ElementType, Literal, Shape};
+
+/// One strided loop: its output, the walk over it, and the expression evaluated per element.
+#[derive(Clone, Debug)]
+pub(crate) struct LoopProgram {
+    out_shape: Shape,
+    /// The walk, in memory order (major first) after dropping size-1 dimensions and
+    /// coalescing: sizes and the output's strides. The last dimension is the row.
+    sizes: Vec<usize>,
+    out_strides: Vec<isize>,
+    /// The expression, operands before users; the last node is the result.
+    nodes: Vec<Node>,
+}
+
+/// One node of the expression.
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    kind: NodeKind,
+    element_type: ElementType,
+    operands: Vec<usize>,
+}
+
+/// What a node computes. `Load` and `Index` carry strides over the walk's dimensions.
+#[derive(Clone, Debug)]
+enum NodeKind {
+    /// Input `input` read at `offset + Σ index·strides`.
+    Load {
+        input: usize,
+        offset: isize,
+        strides: Vec<isize>,
+    },
+    /// The value `offset + Σ index·strides` (an iota seen through the movement ops above it).
+    Index {
+        offset: isize,
+        strides: Vec<isize>,
+    },
+    /// A scalar constant.
+    Constant(Literal),
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    Compare(ComparisonDirection),
+    Select,
+    Clamp,
+    Convert,
+}
+
+/// An affine map from the output's index space to an instruction's:
+/// `index[d] = offset[d] + Σ_k matrix[d][k] · out[k]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct IndexMap {
+    offset: Vec<i64>,
+    matrix: Vec<Vec<i64>>,
+    /// The output's rank (the length of every row, also when there are no rows).
+    out_rank: usize,
+}
+
+impl IndexMap {
+    fn identity(rank: usize) -> IndexMap {
+        let matrix = (0..rank).map(|d| (0..rank).map(|k| i64::from(d == k)).collect()).collect();
+        IndexMap { offset: vec![0; rank], matrix, out_rank: rank }
+    }
+
+    /// The map of an operand whose dimension `d` is this map's dimension `rows[d]` (`None`:
+    /// a size-1 dimension, always index 0).
+    fn select_rows(&self, rows: &[Option<usize>]) -> IndexMap {
+        let out_rank = self.out_rank;
+        let (offset, matrix) = rows
+            .iter()
+            .map(|row| match row {
+                Some(r) => (self.offset[*r], self.matrix[*r].clone()),
+                None => (0, vec![0; out_rank]),
+            })
+            .unzip();
+        IndexMap { offset, matrix, out_rank }
+    }
+
+    /// The flat offset and per-output-dimension strides of reading a buffer with `strides`
+    /// through this map.
+    fn through_strides(&self, strides: &[i64]) -> (isize, Vec<isize>) {
+        let offset = self.offset.iter().zip(strides).map(|(o, s)| o * s).sum::<i64>() as isize;
+        let per_dim = (0..self.out_rank)
+            .map(|k| self.matrix.iter().zip(strides).map(|(row, s)| row[k] * s).sum::<i64>() as isize)
+            .collect();
+        (offset, per_dim)
+    }
+}
+
+impl LoopProgram {
+    /// Compiles `computation` (parameters are the inputs, of `input_shapes`) into one loop, or
+    /// `None` if it holds an instruction a loop cannot compute (dot, reduce, a general
+    /// reshape, …).
+    pub(crate) fn compile(computation: &HloComputation, input_shapes: &[Shape]) -> Option<LoopProgram> {
+        let out_shape = computation.result_shape().clone();
+        let mut compiler = Compiler { computation, input_shapes, nodes: Vec::new(), memo: HashMap::new() };
+        let root = compiler.node(computation.root, IndexMap::identity(out_shape.rank()))?;
+        let mut nodes = compiler.nodes;
+        // The result must be the last node: the evaluator writes the last register out.
+        if root + 1 != nodes.len() {
+            let element_type = nodes[root].element_type;
+            nodes.push(Node { kind: NodeKind::Convert, element_type, operands: vec![root] });
+        }
+        Some(LoopProgram::coalesced(out_shape, nodes))
+    }
+
+    /// A program for a single instruction whose operands have `operand_shapes`.
+    pub(crate) fn for_instruction(
+        instruction: &Instruction,
+        operand_shapes: &[Shape],
+    ) -> Option<LoopProgram> {
+        let mut instructions: Vec<Instruction> = operand_shapes
+            .iter()
+            .enumerate()
+            .map(|(number, shape)| Instruction {
+                opcode: Opcode::Parameter { number: number as i64 },
+                operands: vec![],
+                shape: shape.clone(),
+                name: format!("p{number}"),
+            })
+            .collect();
+        let mut single = instruction.clone();
+        single.operands = (0..operand_shapes.len()).collect();
+        instructions.push(single);
+        let root = instructions.len() - 1;
+        let computation = HloComputation { name: "single".into(), instructions, root };
+        LoopProgram::compile(&computation, operand_shapes)
+    }
+
+    /// Orders the walk by the output's memory order, drops size-1 dimensions, and merges
+    /// neighbours that every stride allows to merge, so rows are as long as possible.
+    fn coalesced(out_shape: Shape, mut nodes: Vec<Node>) -> LoopProgram {
+        let order: Vec<usize> = out_shape
+            .layout()
+            .minor_to_major()
+            .iter()
+            .rev()
+            .map(|&d| d as usize)
+            .filter(|&d| out_shape.dimensions()[d] != 1)
+            .collect();
+        let logical_strides: Vec<isize> = out_shape.strides().iter().map(|&s| s as isize).collect();
+        let pick = |strides: &[isize]| order.iter().map(|&d| strides[d]).collect::<Vec<_>>();
+        let mut sizes: Vec<usize> = order.iter().map(|&d| out_shape.dimensions()[d] as usize).collect();
+        let mut out_strides = pick(&logical_strides);
+        for node in &mut nodes {
+            if let NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } = &mut node.kind {
+                *strides = pick(strides);
+            }
+        }
+        // Merge dimension i into i + 1 (its inner neighbour) where every stride agrees.
+        let mut i = sizes.len().saturating_sub(1);
+        while i > 0 {
+            let (outer, inner) = (i - 1, i);
+            let mergeable = |s: &[isize]| s[outer] == s[inner] * sizes[inner] as isize;
+            let all = mergeable(&out_strides)
+                && nodes.iter().all(|n| match &n.kind {
+                    NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => mergeable(strides),
+                    _ => true,
+                });
+            if all {
+                sizes[inner] *= sizes[outer];
+                sizes.remove(outer);
+                out_strides.remove(outer);
+                for node in &mut nodes {
+                    if let NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } = &mut node.kind {
+                        strides.remove(outer);
+                    }
+                }
+            }
+            i -= 1;
+        }
+        if sizes.is_empty() {
+            // A scalar (or all size-1) output: one row of one element.
+            sizes.push(1);
+            out_strides.push(1);
+            for node in &mut nodes {
+                if let NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } = &mut node.kind {
+                    strides.push(0);
+                }
+            }
+        }
+        LoopProgram { out_shape, sizes, out_strides, nodes }
+    }
+}
+
+/// Builds the expression by walking from the root towards the parameters.
+struct Compiler<'a> {
+    computation: &'a HloComputation,
+    input_shapes: &'a [Shape],
+    nodes: Vec<Node>,
+    memo: HashMap<(InstructionId, IndexMap), usize>,
+}
+
+impl Compiler<'_> {
+    /// The node computing instruction `id` read through `map`.
+    fn node(&mut self, id: InstructionId, map: IndexMap) -> Option<usize> {
+        if let Some(&node) = self.memo.get(&(id, map.clone())) {
+            return Some(node);
+        }
+        let instruction = &self.computation.instructions[id];
+        let shape = &instruction.shape;
+        let operand = |k: usize| instruction.operands[k];
+        let (kind, operands) = match &instruction.opcode {
+            Opcode::Parameter { number } => {
+                let input = *number as usize;
+                let strides = self.input_shapes.get(input)?.strides();
+                let (offset, strides) = map.through_strides(&strides);
+                (NodeKind::Load { input, offset, strides }, vec![])
+            }
+            Opcode::Constant(literal) if literal.shape().is_scalar() => {
+                (NodeKind::Constant((**literal).clone()), vec![])
+            }
+            Opcode::Iota { dimension } => {
+                let mut unit = vec![0; shape.rank()];
+                unit[*dimension as usize] = 1;
+                let (offset, strides) = map.through_strides(&unit);
+                (NodeKind::Index { offset, strides }, vec![])
+            }
+            Opcode::Unary(op) => (NodeKind::Unary(*op), self.operands(instruction, &map)?),
+            Opcode::Binary(op) => (NodeKind::Binary(*op), self.operands(instruction, &map)?),
+            Opcode::Compare(direction) => (NodeKind::Compare(*direction), self.operands(instruction, &map)?),
+            Opcode::Select => (NodeKind::Select, self.operands(instruction, &map)?),
+            Opcode::Clamp => (NodeKind::Clamp, self.operands(instruction, &map)?),
+            Opcode::Convert => (NodeKind::Convert, self.operands(instruction, &map)?),
+            // Movement ops are not nodes: they change the map their operand is read through.
+            Opcode::Broadcast { dimensions } => {
+                let rows: Vec<Option<usize>> = dimensions.iter().map(|&d| Some(d as usize)).collect();
+                return self.remember(id, &map, operand(0), map.select_rows(&rows));
+            }
+            Opcode::Transpose { permutation } => {
+                let mut rows = vec![None; permutation.len()];
+                for (i, &p) in permutation.iter().enumerate() {
+                    rows[p as usize] = Some(i);
+                }
+                return self.remember(id, &map, operand(0), map.select_rows(&rows));
+            }
+            Opcode::Reverse { dimensions } => {
+                let mut reversed = map.clone();
+                for &d in dimensions {
+                    let d = d as usize;
+                    reversed.offset[d] = (shape.dimensions()[d] - 1).max(0) - reversed.offset[d];
+                    reversed.matrix[d].iter_mut().for_each(|m| *m = -*m);
+                }
+                return self.remember(id, &map, operand(0), reversed);
+            }
+            Opcode::Slice { starts, strides, .. } => {
+                let mut sliced = map.clone();
+                for d in 0..starts.len() {
+                    sliced.offset[d] = starts[d] + strides[d] * sliced.offset[d];
+                    sliced.matrix[d].iter_mut().for_each(|m| *m *= strides[d]);
+                }
+                return self.remember(id, &map, operand(0), sliced);
+            }
+            Opcode::Reshape => {
+                let from = &self.computation.instructions[operand(0)].shape;
+                let rows = crate::shape_inference::shape_ops::unit_dimension_reshape(from, shape)?;
+                return self.remember(id, &map, operand(0), map.select_rows(&rows));
+            }
+            _ => return None,
+        };
+        self.nodes.push(Node { kind, element_type: shape.element_type(), operands });
+        let node = self.nodes.len() - 1;
+        self.memo.insert((id, map), node);
+        Some(node)
+    }
+
+    /// The operand nodes of an element-wise instruction (same index space as it).
+    fn operands(&mut self, instruction: &Instruction, map: &IndexMap) -> Option<Vec<usize>> {
+        instruction.operands.iter().map(|&o| self.node(o, map.clone())).collect()
+    }
+
+    /// The node of `operand` read through `operand_map`, remembered as instruction `id`'s node
+    /// under `map` too.
+    fn remember(
+        &mut self,
+        id: InstructionId,
+        map: &IndexMap,
+        operand: InstructionId,
+        operand_map: IndexMap,
+    ) -> Option<usize> {
+        let node = self.node(operand, operand_map)?;
+        self.memo.insert((id, map.clone()), node);
+        Some(node)
+    }
+}
