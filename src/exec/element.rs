@@ -351,24 +351,74 @@ pub(crate) fn convert<S: Element, D: Element>(value: S) -> D {
     D::narrow(value.widen())
 }
 
-/// `op` applied to one pair of elements.
-pub(crate) fn apply_binary<T: Element>(op: crate::hlo::BinaryOp, a: T, b: T) -> T {
-    use crate::hlo::BinaryOp::*;
-    match op {
-        Add => a.add(b),
-        Sub => a.sub(b),
-        Mul => a.mul(b),
-        Div => a.div(b),
-        Rem => a.rem(b),
-        Max => a.maximum(b),
-        Min => a.minimum(b),
-        Pow => a.pow(b),
-        Atan2 => Element::atan2(a, b),
-        And => a.and(b),
-        Or => a.or(b),
-        Xor => a.xor(b),
-        ShiftLeft => a.shift_left(b),
-        ShiftRightArithmetic => a.shift_right_arithmetic(b),
-        ShiftRightLogical => a.shift_right_logical(b),
-    }
+/// Runs `$body` with `$f` bound to the function of the binary op `$op` on elements of `$T`:
+/// the op is matched once, outside whatever loop `$body` runs, so each loop is monomorphized
+/// for its op and vectorizes.
+macro_rules! with_binary_fn {
+    ($T:ty, $op:expr, $f:ident => $body:expr) => {{
+        use $crate::hlo::BinaryOp::*;
+        match $op {
+            Add => {
+                let $f = |a: $T, b: $T| Element::add(a, b);
+                $body
+            }
+            Sub => {
+                let $f = |a: $T, b: $T| Element::sub(a, b);
+                $body
+            }
+            Mul => {
+                let $f = |a: $T, b: $T| Element::mul(a, b);
+                $body
+            }
+            Div => {
+                let $f = |a: $T, b: $T| Element::div(a, b);
+                $body
+            }
+            Rem => {
+                let $f = |a: $T, b: $T| Element::rem(a, b);
+                $body
+            }
+            Max => {
+                let $f = |a: $T, b: $T| Element::maximum(a, b);
+                $body
+            }
+            Min => {
+                let $f = |a: $T, b: $T| Element::minimum(a, b);
+                $body
+            }
+            Pow => {
+                let $f = |a: $T, b: $T| Element::pow(a, b);
+                $body
+            }
+            Atan2 => {
+                let $f = |a: $T, b: $T| Element::atan2(a, b);
+                $body
+            }
+            And => {
+                let $f = |a: $T, b: $T| Element::and(a, b);
+                $body
+            }
+            Or => {
+                let $f = |a: $T, b: $T| Element::or(a, b);
+                $body
+            }
+            Xor => {
+                let $f = |a: $T, b: $T| Element::xor(a, b);
+                $body
+            }
+            ShiftLeft => {
+                let $f = |a: $T, b: $T| Element::shift_left(a, b);
+                $body
+            }
+            ShiftRightArithmetic => {
+                let $f = |a: $T, b: $T| Element::shift_right_arithmetic(a, b);
+                $body
+            }
+            ShiftRightLogical => {
+                let $f = |a: $T, b: $T| Element::shift_right_logical(a, b);
+                $body
+            }
+        }
+    }};
 }
+pub(crate) use with_binary_fn;

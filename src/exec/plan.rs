@@ -5,10 +5,10 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::exec::kernels::contraction::{self, simple_reducer, Reducer};
+use crate::exec::kernels::contraction;
 use crate::exec::kernels::data_movement;
 use crate::exec::loop_program::LoopProgram;
-use crate::hlo::{HloComputation, Instruction, Opcode};
+use crate::hlo::{BinaryOp, HloComputation, Instruction, Opcode};
 use crate::{Literal, Result, Shape};
 
 /// A computation made ready to run.
@@ -25,8 +25,9 @@ enum Step {
     Parameter(usize),
     Constant(Arc<Literal>),
     Loop(LoopProgram),
-    /// A reduce, with the plan of its reducer when that is not a simple element-wise op.
-    Reduce(Option<Box<Plan>>),
+    /// A reduce whose reducer is not a single element-wise op: the reducer's plan, run on
+    /// scalars.
+    Reduce(Box<Plan>),
     /// Dot, concatenate, pad, or a reshape that moves data.
     Kernel,
 }
@@ -44,13 +45,16 @@ impl Plan {
                 match &instruction.opcode {
                     Opcode::Parameter { number } => Step::Parameter(*number as usize),
                     Opcode::Constant(literal) => Step::Constant(literal.clone()),
-                    Opcode::Fusion { computation: fused } => Step::Loop(
-                        LoopProgram::compile(fused, &operand_shapes)
-                            .expect("fusion holds only loop-fusible ops"),
+                    Opcode::Fusion { computation: fused, .. } => Step::Loop(
+                        fused_program(fused, &operand_shapes)
+                            .expect("a fusion holds only what a loop computes"),
                     ),
-                    Opcode::Reduce { reducer, .. } => Step::Reduce(
-                        simple_reducer(reducer).is_none().then(|| Box::new(Plan::new(reducer.clone()))),
-                    ),
+                    Opcode::Reduce { dimensions, reducer } => match reducer.simple_reducer() {
+                        Some(op) => {
+                            Step::Loop(reduction_of_operand(instruction, dimensions, op, &operand_shapes))
+                        }
+                        None => Step::Reduce(Box::new(Plan::new(reducer.clone()))),
+                    },
                     _ => LoopProgram::for_instruction(instruction, &operand_shapes)
                         .map_or(Step::Kernel, Step::Loop),
                 }
@@ -169,31 +173,64 @@ fn compute(
 ) -> Result<()> {
     match step {
         Step::Loop(program) => program.run(inputs, out, parallel),
-        Step::Reduce(reducer_plan) => {
-            reduce(&instruction.opcode, reducer_plan.as_deref(), inputs, out, parallel)
-        }
+        Step::Reduce(reducer_plan) => reduce(&instruction.opcode, reducer_plan, inputs, out),
         _ => kernel(&instruction.opcode, inputs, out),
     }
 }
 
-/// Runs a reduce step.
-fn reduce(
-    opcode: &Opcode,
-    reducer_plan: Option<&Plan>,
-    inputs: &[&Literal],
-    out: &mut Literal,
-    parallel: bool,
-) -> Result<()> {
-    let Opcode::Reduce { dimensions, reducer } = opcode else { unreachable!("a reduce step holds a reduce") };
+/// The loop of a fusion: a plain loop, or (for an input fusion, rooted at a reduce) a
+/// reduction of the fused producer.
+fn fused_program(fused: &HloComputation, input_shapes: &[Shape]) -> Option<LoopProgram> {
+    let root = &fused.instructions[fused.root];
+    match &root.opcode {
+        Opcode::Reduce { dimensions, reducer } => {
+            let Opcode::Parameter { number: init } = fused.instructions[root.operands[1]].opcode else {
+                return None;
+            };
+            let op = reducer.simple_reducer()?;
+            let reduction = (op, init as usize);
+            LoopProgram::compile_reduction(
+                fused,
+                root.operands[0],
+                input_shapes,
+                dimensions,
+                reduction,
+                &root.shape,
+            )
+        }
+        _ => LoopProgram::compile(fused, input_shapes),
+    }
+}
+
+/// The loop of an unfused reduce (with a simple reducer) of its operand.
+fn reduction_of_operand(
+    instruction: &Instruction,
+    dimensions: &[i64],
+    op: BinaryOp,
+    operand_shapes: &[Shape],
+) -> LoopProgram {
+    let parameters = operand_shapes
+        .iter()
+        .enumerate()
+        .map(|(number, shape)| Instruction {
+            opcode: Opcode::Parameter { number: number as i64 },
+            operands: vec![],
+            shape: shape.clone(),
+            name: format!("p{number}"),
+        })
+        .collect();
+    let operands = HloComputation { name: "reduce_operands".into(), instructions: parameters, root: 0 };
+    LoopProgram::compile_reduction(&operands, 0, operand_shapes, dimensions, (op, 1), &instruction.shape)
+        .expect("a parameter is a loop's input")
+}
+
+/// Runs a reduce step whose reducer is interpreted.
+fn reduce(opcode: &Opcode, reducer_plan: &Plan, inputs: &[&Literal], out: &mut Literal) -> Result<()> {
+    let Opcode::Reduce { dimensions, .. } = opcode else { unreachable!("a reduce step holds a reduce") };
     let interpret = |accumulator: &Literal, value: &Literal| -> Result<Literal> {
-        let plan = reducer_plan.expect("an interpreted reducer has a plan");
-        Ok(plan.run(&[accumulator, value], false)?.into_owned())
+        Ok(reducer_plan.run(&[accumulator, value], false)?.into_owned())
     };
-    let how = match simple_reducer(reducer) {
-        Some(op) => Reducer::Simple(op),
-        None => Reducer::Interpreted(&interpret),
-    };
-    contraction::reduce([inputs[0], inputs[1]], dimensions, how, out, parallel)
+    contraction::reduce_interpreted([inputs[0], inputs[1]], dimensions, &interpret, out)
 }
 
 /// Runs a kernel step.

@@ -12,10 +12,10 @@ pub(crate) use text::module_text;
 
 use std::sync::Arc;
 
-pub(crate) use opcode::Opcode;
 pub use opcode::{
     BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, PaddingConfigDimension, UnaryOp,
 };
+pub(crate) use opcode::{FusionKind, Opcode};
 
 use crate::Shape;
 
@@ -60,6 +60,33 @@ impl HloComputation {
         &self.instructions[self.root].shape
     }
 
+    /// The binary op this computation is, if it is one element-wise op of its two scalar
+    /// parameters in order (`add(p0, p1)`, `max(p0, p1)`, …; either order for commutative
+    /// ops): a reducer that runs as a vectorized fold instead of being interpreted.
+    pub(crate) fn simple_reducer(&self) -> Option<BinaryOp> {
+        let root = &self.instructions[self.root];
+        let Opcode::Binary(op) = root.opcode else { return None };
+        let parameter = |id: usize| match self.instructions[id].opcode {
+            Opcode::Parameter { number } => Some(number),
+            _ => None,
+        };
+        let commutative = matches!(
+            op,
+            BinaryOp::Add
+                | BinaryOp::Mul
+                | BinaryOp::Max
+                | BinaryOp::Min
+                | BinaryOp::And
+                | BinaryOp::Or
+                | BinaryOp::Xor
+        );
+        match (parameter(root.operands[0]), parameter(root.operands[1])) {
+            (Some(0), Some(1)) => Some(op),
+            (Some(1), Some(0)) if commutative => Some(op),
+            _ => None,
+        }
+    }
+
     /// The computations this one calls (reducers, fused computations), each once, callees
     /// first.
     pub(crate) fn called_computations(&self) -> Vec<Arc<HloComputation>> {
@@ -67,7 +94,7 @@ impl HloComputation {
         for instruction in &self.instructions {
             let called = match &instruction.opcode {
                 Opcode::Reduce { reducer, .. } => reducer,
-                Opcode::Fusion { computation } => computation,
+                Opcode::Fusion { computation, .. } => computation,
                 _ => continue,
             };
             {

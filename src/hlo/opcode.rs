@@ -222,6 +222,17 @@ pub struct PaddingConfig {
     pub dimensions: Vec<PaddingConfigDimension>,
 }
 
+/// What a fusion computes (XLA's fusion kinds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, derive_more::Display)]
+pub(crate) enum FusionKind {
+    /// An element-wise loop over the output.
+    #[display("kLoop")]
+    Loop,
+    /// A reduction whose input is computed on the fly.
+    #[display("kInput")]
+    Input,
+}
+
 /// An instruction's operation and attributes.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Opcode {
@@ -263,8 +274,9 @@ pub(crate) enum Opcode {
         reducer: Arc<HloComputation>,
     },
     Dot(DotDimensionNumbers),
-    /// A loop fusion: the called computation's parameters are this instruction's operands.
+    /// A fusion: the called computation's parameters are this instruction's operands.
     Fusion {
+        kind: FusionKind,
         computation: Arc<HloComputation>,
     },
 }

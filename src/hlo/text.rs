@@ -104,7 +104,7 @@ fn instruction_body(instruction: &Instruction, operands: &[&str]) -> String {
             format!("slice={{{}}}", bounds.join(", "))
         }
         Opcode::Pad(config) => return format!("{opcode}({operands}), padding={config}"),
-        Opcode::Fusion { computation } => format!("kind=kLoop, calls={}", computation.name),
+        Opcode::Fusion { kind, computation } => format!("kind={kind}, calls={}", computation.name),
         Opcode::Reduce { dimensions, reducer } => {
             format!("dimensions={{{}}}, to_apply={}", join(dimensions), reducer.name)
         }

@@ -88,7 +88,7 @@ impl Hash for Key {
             Opcode::Slice { starts, limits, strides } => (starts, limits, strides).hash(state),
             Opcode::Pad(config) => config.hash(state),
             Opcode::Reduce { dimensions, reducer } => (dimensions, reducer.instructions.len()).hash(state),
-            Opcode::Fusion { computation } => computation.instructions.len().hash(state),
+            Opcode::Fusion { kind, computation } => (kind, computation.instructions.len()).hash(state),
             Opcode::Dot(numbers) => numbers.hash(state),
             Opcode::Select | Opcode::Clamp | Opcode::Convert | Opcode::Reshape => {}
         }
@@ -113,7 +113,9 @@ fn same_opcode(a: &Opcode, b: &Opcode) -> bool {
             Opcode::Reduce { dimensions: dims_a, reducer: reducer_a },
             Opcode::Reduce { dimensions: dims_b, reducer: reducer_b },
         ) => dims_a == dims_b && same_computation(reducer_a, reducer_b),
-        (Opcode::Fusion { computation: a }, Opcode::Fusion { computation: b }) => same_computation(a, b),
+        (Opcode::Fusion { kind: ka, computation: a }, Opcode::Fusion { kind: kb, computation: b }) => {
+            ka == kb && same_computation(a, b)
+        }
         _ => a == b,
     }
 }

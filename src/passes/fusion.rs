@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use crate::hlo::{HloComputation, Instruction, InstructionId, Opcode};
+use crate::hlo::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
 use crate::passes::Pass;
 use crate::shape_inference::shape_ops::unit_dimension_reshape;
 
@@ -32,8 +32,12 @@ impl Pass for LoopFusion {
             let inputs = fused.1;
             let name = computation.fresh_name("fusion", &mut counter);
             let instruction = &mut computation.instructions[root];
+            let kind = match instruction.opcode {
+                Opcode::Reduce { .. } => FusionKind::Input,
+                _ => FusionKind::Loop,
+            };
             *instruction = Instruction {
-                opcode: Opcode::Fusion { computation: Arc::new(fused.0) },
+                opcode: Opcode::Fusion { kind, computation: Arc::new(fused.0) },
                 operands: inputs,
                 shape: instruction.shape.clone(),
                 name,
@@ -45,8 +49,18 @@ impl Pass for LoopFusion {
     }
 }
 
-/// Whether a loop can compute `instruction` from its operands element by element.
-fn loop_fusible(computation: &HloComputation, instruction: &Instruction) -> bool {
+/// How an instruction takes part in fusion.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A loop computes it element by element from its operands: it may join its users' fusion.
+    Member,
+    /// A reduce with a simple reducer: it may root an input fusion, its operand computed in it.
+    ReduceRoot,
+    /// Anything else (dot, concatenate, a general reshape, …): never fused.
+    Outside,
+}
+
+fn role(computation: &HloComputation, instruction: &Instruction) -> Role {
     match &instruction.opcode {
         Opcode::Unary(_)
         | Opcode::Binary(_)
@@ -58,13 +72,17 @@ fn loop_fusible(computation: &HloComputation, instruction: &Instruction) -> bool
         | Opcode::Transpose { .. }
         | Opcode::Reverse { .. }
         | Opcode::Slice { .. }
-        | Opcode::Iota { .. } => true,
-        Opcode::Constant(literal) => literal.shape().is_scalar(),
+        | Opcode::Iota { .. } => Role::Member,
+        Opcode::Constant(literal) if literal.shape().is_scalar() => Role::Member,
         Opcode::Reshape => {
             let from = &computation.instructions[instruction.operands[0]].shape;
-            unit_dimension_reshape(from, &instruction.shape).is_some()
+            match unit_dimension_reshape(from, &instruction.shape) {
+                Some(_) => Role::Member,
+                None => Role::Outside,
+            }
         }
-        _ => false,
+        Opcode::Reduce { reducer, .. } if reducer.simple_reducer().is_some() => Role::ReduceRoot,
+        _ => Role::Outside,
     }
 }
 
@@ -89,16 +107,31 @@ fn group(computation: &HloComputation) -> Vec<Vec<InstructionId>> {
     let mut groups: Vec<Vec<InstructionId>> = Vec::new();
     for id in (0..count).rev() {
         let instruction = &computation.instructions[id];
-        if !loop_fusible(computation, instruction) {
-            continue;
+        match role(computation, instruction) {
+            Role::Outside => continue,
+            Role::ReduceRoot => {
+                member_of[id] = vec![groups.len()];
+                only_fused[id] = true;
+                groups.push(vec![id]);
+                continue;
+            }
+            Role::Member => {}
         }
-        let mut user_groups: Vec<usize> =
-            users[id].iter().flat_map(|&u| member_of[u].iter().copied()).collect();
+        // A reduce's init value stays an input of its fusion (the loop starts from it).
+        let fused_into = |u: InstructionId| {
+            let user = &computation.instructions[u];
+            let is_init = matches!(user.opcode, Opcode::Reduce { .. }) && user.operands[1] == id;
+            !is_init && only_fused[u] && !member_of[u].is_empty()
+        };
+        let mut user_groups: Vec<usize> = users[id]
+            .iter()
+            .filter(|&&u| fused_into(u))
+            .flat_map(|&u| member_of[u].iter().copied())
+            .collect();
         user_groups.sort_unstable();
         user_groups.dedup();
-        let all_users_fused = id != computation.root
-            && !users[id].is_empty()
-            && users[id].iter().all(|&u| only_fused[u] && !member_of[u].is_empty());
+        let all_users_fused =
+            id != computation.root && !users[id].is_empty() && users[id].iter().all(|&u| fused_into(u));
         if all_users_fused && user_groups.len() == 1 {
             groups[user_groups[0]].push(id);
             member_of[id] = user_groups;

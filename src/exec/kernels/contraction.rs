@@ -1,54 +1,20 @@
 //! Kernels that combine many elements into one: `reduce` and `dot`.
 
-use crate::exec::element::apply_binary;
 use crate::exec::element::Element;
-use crate::exec::kernels::map_elements;
 use crate::exec::strided::View;
-use crate::hlo::{BinaryOp, DotDimensionNumbers, HloComputation, Opcode};
+use crate::hlo::DotDimensionNumbers;
 use crate::shape::element_type::with_native_type;
 use crate::shape::index::RowMajorOffsets;
 use crate::{Literal, NativeType, Result, Shape};
 
-/// The binary op a reducer computes, if it is one element-wise op of its two parameters in
-/// order (`add(p0, p1)`, `max(p0, p1)`, …): such reducers run without interpretation.
-pub(crate) fn simple_reducer(reducer: &HloComputation) -> Option<BinaryOp> {
-    let root = &reducer.instructions[reducer.root];
-    let Opcode::Binary(op) = root.opcode else { return None };
-    let parameter = |id: usize| match reducer.instructions[id].opcode {
-        Opcode::Parameter { number } => Some(number),
-        _ => None,
-    };
-    let commutative = matches!(
-        op,
-        BinaryOp::Add
-            | BinaryOp::Mul
-            | BinaryOp::Max
-            | BinaryOp::Min
-            | BinaryOp::And
-            | BinaryOp::Or
-            | BinaryOp::Xor
-    );
-    match (parameter(root.operands[0]), parameter(root.operands[1])) {
-        (Some(0), Some(1)) => Some(op),
-        (Some(1), Some(0)) if commutative => Some(op),
-        _ => None,
-    }
-}
-
-/// How a reducer is applied: a recognized element-wise op, or an interpreter of any scalar
-/// computation (`combine(accumulator, value)` on scalar literals).
-pub(crate) enum Reducer<'a> {
-    Simple(BinaryOp),
-    Interpreted(&'a (dyn Fn(&Literal, &Literal) -> Result<Literal> + Sync)),
-}
-
-/// `reduce` of `inputs[0]` over `dimensions`, starting from the scalar `inputs[1]`.
-pub(crate) fn reduce(
+/// `reduce` of `inputs[0]` over `dimensions` from the scalar `inputs[1]`, with any scalar
+/// computation as the reducer (`combine(accumulator, value)`, interpreted per element; simple
+/// reducers run as loop programs instead).
+pub(crate) fn reduce_interpreted(
     inputs: [&Literal; 2],
     dimensions: &[i64],
-    reducer: Reducer<'_>,
+    combine: &dyn Fn(&Literal, &Literal) -> Result<Literal>,
     out: &mut Literal,
-    parallel: bool,
 ) -> Result<()> {
     let (operand, init) = (inputs[0], inputs[1]);
     if dimensions.is_empty() {
@@ -57,7 +23,7 @@ pub(crate) fn reduce(
             operand,
             View::of(operand.shape()),
             out,
-            parallel,
+            false,
         );
     }
     let shape = out.shape().clone();
@@ -78,23 +44,13 @@ pub(crate) fn reduce(
         let x = operand.memory::<T>()?;
         let start = init.memory::<T>()?[0];
         let out_memory = out.storage_mut().as_mut_slice::<T>()?;
-        match reducer {
-            Reducer::Simple(op) => {
-                let view = View { offset: 0, strides: kept_strides.iter().map(|&s| s as isize).collect() };
-                map_elements(&shape, out_memory, &[view], parallel, |o| {
-                    inner.iter().fold(start, |acc, &i| apply_binary(op, acc, x[o[0] + i]))
-                });
+        let bases = RowMajorOffsets::new(&kept_sizes, &kept_strides);
+        for (position, base) in shape.row_major_offsets().zip(bases) {
+            let mut acc = Literal::scalar(start);
+            for &i in &inner {
+                acc = combine(&acc, &Literal::scalar(x[base + i]))?;
             }
-            Reducer::Interpreted(combine) => {
-                let bases = RowMajorOffsets::new(&kept_sizes, &kept_strides);
-                for (position, base) in shape.row_major_offsets().zip(bases) {
-                    let mut acc = Literal::scalar(start);
-                    for &i in &inner {
-                        acc = combine(&acc, &Literal::scalar(x[base + i]))?;
-                    }
-                    out_memory[position] = acc.memory::<T>()?[0];
-                }
-            }
+            out_memory[position] = acc.memory::<T>()?[0];
         }
     });
     Ok(())

@@ -18,16 +18,31 @@ use crate::hlo::{
 };
 use crate::{ElementType, Literal, Shape};
 
-/// One strided loop: its output, the walk over it, and the expression evaluated per element.
+/// One strided loop: the index space it walks (its *domain*), the expression evaluated per
+/// element, and what it does with each value (its [`Sink`]).
 #[derive(Clone, Debug)]
 pub(crate) struct LoopProgram {
+    /// The buffer written: the domain itself for a plain loop, the reduced result for a
+    /// reduction.
     out_shape: Shape,
-    /// The walk, in memory order (major first) after dropping size-1 dimensions and
-    /// coalescing: sizes and the output's strides. The last dimension is the row.
+    /// The walk, in the domain's memory order (major first) after dropping size-1 dimensions
+    /// and coalescing: sizes, and the strides at which values land in the output (0 along a
+    /// reduced dimension). The last dimension is the row.
     sizes: Vec<usize>,
     out_strides: Vec<isize>,
     /// The expression, operands before users; the last node is the result.
     nodes: Vec<Node>,
+    sink: Sink,
+}
+
+/// What a loop does with each value it computes.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Sink {
+    /// Stores it at its place in the output.
+    Store,
+    /// Combines it into its output element with `op`; the output starts as the scalar input
+    /// `init` (a reduce, possibly of a fused producer).
+    Accumulate { op: BinaryOp, init: usize },
 }
 
 /// One node of the expression.
@@ -109,15 +124,33 @@ impl LoopProgram {
     /// reshape, …).
     pub(crate) fn compile(computation: &HloComputation, input_shapes: &[Shape]) -> Option<LoopProgram> {
         let out_shape = computation.result_shape().clone();
-        let mut compiler = Compiler { computation, input_shapes, nodes: Vec::new(), memo: HashMap::new() };
-        let root = compiler.node(computation.root, IndexMap::identity(out_shape.rank()))?;
-        let mut nodes = compiler.nodes;
-        // The result must be the last node: the evaluator writes the last register out.
-        if root + 1 != nodes.len() {
-            let element_type = nodes[root].element_type;
-            nodes.push(Node { kind: NodeKind::Convert, element_type, operands: vec![root] });
-        }
-        Some(LoopProgram::coalesced(out_shape, nodes))
+        let target: Vec<isize> = out_shape.strides().iter().map(|&s| s as isize).collect();
+        let nodes = expression(computation, computation.root, input_shapes)?;
+        Some(LoopProgram::coalesced(out_shape.clone(), &out_shape, target, nodes, Sink::Store))
+    }
+
+    /// Compiles a reduction of instruction `operand` of `computation` over `dimensions` with
+    /// `op` into `out_shape` (the reduce's result, default layout), starting from input
+    /// `init`: the operand's expression is evaluated a chunk at a time and folded in, never
+    /// materialized.
+    pub(crate) fn compile_reduction(
+        computation: &HloComputation,
+        operand: InstructionId,
+        input_shapes: &[Shape],
+        dimensions: &[i64],
+        (op, init): (BinaryOp, usize),
+        out_shape: &Shape,
+    ) -> Option<LoopProgram> {
+        let domain = computation.instructions[operand].shape.clone();
+        let out_strides = out_shape.strides();
+        let mut kept = out_strides.iter();
+        let target: Vec<isize> = (0..domain.rank() as i64)
+            .map(|d| if dimensions.contains(&d) { 0 } else { kept.next().map_or(0, |&s| s as isize) })
+            .collect();
+        let nodes = expression(computation, operand, input_shapes)?;
+        // XLA's reduce over no dimension is the operand itself: the init value is not applied.
+        let sink = if dimensions.is_empty() { Sink::Store } else { Sink::Accumulate { op, init } };
+        Some(LoopProgram::coalesced(out_shape.clone(), &domain, target, nodes, sink))
     }
 
     /// A program for a single instruction whose operands have `operand_shapes`.
@@ -143,21 +176,26 @@ impl LoopProgram {
         LoopProgram::compile(&computation, operand_shapes)
     }
 
-    /// Orders the walk by the output's memory order, drops size-1 dimensions, and merges
+    /// Orders the walk by the domain's memory order, drops size-1 dimensions, and merges
     /// neighbours that every stride allows to merge, so rows are as long as possible.
-    fn coalesced(out_shape: Shape, mut nodes: Vec<Node>) -> LoopProgram {
-        let order: Vec<usize> = out_shape
+    fn coalesced(
+        out_shape: Shape,
+        domain: &Shape,
+        target: Vec<isize>,
+        mut nodes: Vec<Node>,
+        sink: Sink,
+    ) -> LoopProgram {
+        let order: Vec<usize> = domain
             .layout()
             .minor_to_major()
             .iter()
             .rev()
             .map(|&d| d as usize)
-            .filter(|&d| out_shape.dimensions()[d] != 1)
+            .filter(|&d| domain.dimensions()[d] != 1)
             .collect();
-        let logical_strides: Vec<isize> = out_shape.strides().iter().map(|&s| s as isize).collect();
         let pick = |strides: &[isize]| order.iter().map(|&d| strides[d]).collect::<Vec<_>>();
-        let mut sizes: Vec<usize> = order.iter().map(|&d| out_shape.dimensions()[d] as usize).collect();
-        let mut out_strides = pick(&logical_strides);
+        let mut sizes: Vec<usize> = order.iter().map(|&d| domain.dimensions()[d] as usize).collect();
+        let mut out_strides = pick(&target);
         for node in &mut nodes {
             if let NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } = &mut node.kind {
                 *strides = pick(strides);
@@ -195,8 +233,27 @@ impl LoopProgram {
                 }
             }
         }
-        LoopProgram { out_shape, sizes, out_strides, nodes }
+        LoopProgram { out_shape, sizes, out_strides, nodes, sink }
     }
+}
+
+/// The expression computing instruction `result` of `computation` over that instruction's
+/// index space, its last node the result; `None` if a loop cannot compute it.
+fn expression(
+    computation: &HloComputation,
+    result: InstructionId,
+    input_shapes: &[Shape],
+) -> Option<Vec<Node>> {
+    let rank = computation.instructions[result].shape.rank();
+    let mut compiler = Compiler { computation, input_shapes, nodes: Vec::new(), memo: HashMap::new() };
+    let root = compiler.node(result, IndexMap::identity(rank))?;
+    let mut nodes = compiler.nodes;
+    // The evaluator reads the result from the last node.
+    if root + 1 != nodes.len() {
+        let element_type = nodes[root].element_type;
+        nodes.push(Node { kind: NodeKind::Convert, element_type, operands: vec![root] });
+    }
+    Some(nodes)
 }
 
 /// Builds the expression by walking from the root towards the parameters.

@@ -5,10 +5,10 @@
 use rayon::prelude::*;
 
 use super::chunk_ops::{self, Operand};
-use super::{LoopProgram, Node, NodeKind};
+use super::{LoopProgram, Node, NodeKind, Sink};
 use crate::error::invalid_argument;
-use crate::exec::element::{Element, Wide};
-use crate::hlo::UnaryOp;
+use crate::exec::element::{with_binary_fn, Element, Wide};
+use crate::hlo::{BinaryOp, UnaryOp};
 use crate::shape::element_type::with_native_type;
 use crate::storage::Storage;
 use crate::{Literal, NativeType, Result};
@@ -20,6 +20,15 @@ const CHUNK: usize = 1024;
 /// Below this many output elements a program runs on the calling thread: a rayon call costs
 /// more than such work (DESIGN.md, performance).
 const PARALLEL_THRESHOLD: usize = 1 << 17;
+
+/// How a run's work items are shared among threads.
+enum Partition {
+    Sequential,
+    /// Contiguous ranges of items, cut at multiples of the given number of items.
+    ItemRanges(usize),
+    /// Ranges of segments (column chunks), each over every row.
+    Segments,
+}
 
 /// One node's values for the current chunk; a splat holds its one value in element 0.
 struct Register {
@@ -46,14 +55,50 @@ unsafe impl<T: Send> Send for OutTarget<T> {}
 // SAFETY: as above: concurrent use only ever writes disjoint elements.
 unsafe impl<T: Send> Sync for OutTarget<T> {}
 
-impl<T: Copy> OutTarget<T> {
-    /// Writes `len` values at `offset + i·stride`.
-    fn store(&self, offset: isize, stride: isize, values: Operand<'_, T>, len: usize) {
+impl<T: Element> OutTarget<T> {
+    /// Checks that `offset + i·stride` lies in the buffer for every `i < len`.
+    fn check(&self, offset: isize, stride: isize, len: usize) {
         let last = offset + (len as isize - 1) * stride;
         assert!(
             offset >= 0 && last >= 0 && (offset.max(last) as usize) < self.len,
             "a loop program writes inside its output"
         );
+    }
+
+    /// Combines `len` values into the elements at `offset + i·stride` with `op` (a reduction;
+    /// stride 0 folds the whole chunk into one element).
+    fn accumulate(&self, op: BinaryOp, offset: isize, stride: isize, values: Operand<'_, T>, len: usize) {
+        self.check(offset, stride, len);
+        with_binary_fn!(T, op, f => {
+            let update = |position: isize, value: T| {
+                // SAFETY: `position` is `offset + i·stride` for some `i < len`, inside the
+                // buffer (checked above); the run's partition gives each output element to one
+                // thread (`LoopProgram::partition`), so this read-modify-write races with
+                // nothing.
+                unsafe {
+                    let element = self.ptr.add(position as usize);
+                    element.write(f(element.read(), value));
+                }
+            };
+            match (values, stride) {
+                (Operand::Values(values), 0) => update(offset, fold(op, values, f)),
+                (Operand::Splat(value), 0) => update(offset, fold(op, &vec![value; len], f)),
+                (values, _) => {
+                    for i in 0..len {
+                        let value = match values {
+                            Operand::Splat(v) => v,
+                            Operand::Values(values) => values[i],
+                        };
+                        update(offset + i as isize * stride, value);
+                    }
+                }
+            }
+        })
+    }
+
+    /// Writes `len` values at `offset + i·stride`.
+    fn store(&self, offset: isize, stride: isize, values: Operand<'_, T>, len: usize) {
+        self.check(offset, stride, len);
         for i in 0..len {
             let position = (offset + i as isize * stride) as usize;
             let value = match values {
@@ -77,32 +122,67 @@ impl LoopProgram {
         if out.shape() != &self.out_shape {
             invalid_argument!("loop program for {} given an output of shape {}", self.out_shape, out.shape());
         }
-        let total = self.out_shape.element_count() as usize;
-        if total == 0 {
-            return Ok(());
-        }
         let row_len = *self.sizes.last().unwrap_or(&1);
-        let segments = row_len.div_ceil(CHUNK);
-        let items = self.sizes[..self.sizes.len() - 1].iter().product::<usize>() * segments;
+        let segments = row_len.div_ceil(CHUNK).max(1);
+        let rows: usize = self.sizes[..self.sizes.len() - 1].iter().product();
+        let total = rows * row_len;
         with_native_type!(self.out_shape.element_type(), T => {
             let memory = out.storage_mut().as_mut_slice::<T>()?;
+            if let Sink::Accumulate { init, .. } = self.sink {
+                memory.fill(inputs[init].memory::<T>()?[0]);
+            }
+            if total == 0 {
+                return Ok(());
+            }
             let target = OutTarget { ptr: memory.as_mut_ptr(), len: memory.len() };
-            let run_items = |range: std::ops::Range<usize>| -> Result<()> {
+            let run_items = |items: &mut dyn Iterator<Item = usize>| -> Result<()> {
                 let mut registers = self.registers(row_len.min(CHUNK))?;
                 let mut starts = vec![0isize; self.nodes.len()];
-                for item in range {
+                for item in items {
                     self.run_item::<T>(item, segments, inputs, &mut registers, &mut starts, &target)?;
                 }
                 Ok(())
             };
-            if parallel && total >= PARALLEL_THRESHOLD && items > 1 {
-                let blocks = items.min(rayon::current_num_threads() * 4);
-                (0..blocks).into_par_iter().try_for_each(|b| run_items(b * items / blocks..(b + 1) * items / blocks))?;
-            } else {
-                run_items(0..items)?;
+            let items = rows * segments;
+            let blocks = rayon::current_num_threads() * 4;
+            match self.partition(parallel && total >= PARALLEL_THRESHOLD, items, segments) {
+                Partition::Sequential => run_items(&mut (0..items))?,
+                Partition::ItemRanges(granule) => {
+                    // Ranges of whole granules (items that write the same outputs stay together).
+                    let granules = items / granule;
+                    let blocks = blocks.min(granules).max(1);
+                    (0..blocks).into_par_iter().try_for_each(|b| {
+                        run_items(&mut ((b * granules / blocks) * granule..((b + 1) * granules / blocks) * granule))
+                    })?;
+                }
+                Partition::Segments => {
+                    let blocks = blocks.min(segments);
+                    (0..blocks).into_par_iter().try_for_each(|b| {
+                        let (first, last) = (b * segments / blocks, (b + 1) * segments / blocks);
+                        run_items(&mut (0..rows).flat_map(|row| (first..last).map(move |s| row * segments + s)))
+                    })?;
+                }
             }
         });
         Ok(())
+    }
+
+    /// How the work items may be split across threads so that no two threads write one output
+    /// element: any items for a plain loop; for a reduction, whole slices of the outermost
+    /// walk dimension if it is kept, or column ranges (segments of every row) if the row is.
+    fn partition(&self, parallel: bool, items: usize, segments: usize) -> Partition {
+        if !parallel || items < 2 {
+            return Partition::Sequential;
+        }
+        let last = self.sizes.len() - 1;
+        match self.sink {
+            Sink::Store => Partition::ItemRanges(1),
+            Sink::Accumulate { .. } if last > 0 && self.out_strides[0] != 0 && self.sizes[0] > 1 => {
+                Partition::ItemRanges(items / self.sizes[0])
+            }
+            Sink::Accumulate { .. } if self.out_strides[last] != 0 && segments > 1 => Partition::Segments,
+            Sink::Accumulate { .. } => Partition::Sequential,
+        }
     }
 
     /// One register per node, of its element type.
@@ -117,7 +197,7 @@ impl LoopProgram {
     }
 
     /// Evaluates one work item (chunk `item % segments` of row `item / segments`) and stores it.
-    fn run_item<T: NativeType>(
+    fn run_item<T: Element>(
         &self,
         item: usize,
         segments: usize,
@@ -156,7 +236,12 @@ impl LoopProgram {
                 evaluate(&self.nodes[k], before, &mut rest[0].values, inputs, starts[k], row_stride, len)?;
         }
         let result = registers.last().expect("a program has a result").operand::<T>(len)?;
-        target.store(out_offset, self.out_strides[last], result, len);
+        match self.sink {
+            Sink::Store => target.store(out_offset, self.out_strides[last], result, len),
+            Sink::Accumulate { op, .. } => {
+                target.accumulate(op, out_offset, self.out_strides[last], result, len)
+            }
+        }
         Ok(())
     }
 }
@@ -251,4 +336,29 @@ fn load<T: Element>(source: &[T], start: isize, stride: isize, out: &mut [T]) ->
             false
         }
     }
+}
+
+/// Lanes of independent accumulators when folding a chunk: they break the dependency chain so
+/// the fold vectorizes (for the associative ops).
+const LANES: usize = 16;
+
+/// `values` folded with `f` (the function of `op`): in `LANES` interleaved partial results
+/// for the associative ops (add, multiply, max, min, and, or, xor; float sums are
+/// reassociated, as XLA may), in order for any other op.
+#[inline(always)]
+fn fold<T: Copy>(op: BinaryOp, values: &[T], f: impl Fn(T, T) -> T) -> T {
+    use BinaryOp::*;
+    let (first, rest) = values.split_first().expect("a chunk holds at least one value");
+    if !matches!(op, Add | Mul | Max | Min | And | Or | Xor) || values.len() < 2 * LANES {
+        return rest.iter().fold(*first, |acc, &v| f(acc, v));
+    }
+    let mut lanes: [T; LANES] = std::array::from_fn(|i| values[i]);
+    let mut chunks = values[LANES..].chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for (lane, &v) in lanes.iter_mut().zip(chunk) {
+            *lane = f(*lane, v);
+        }
+    }
+    let partial = chunks.remainder().iter().fold(lanes[0], |acc, &v| f(acc, v));
+    lanes[1..].iter().fold(partial, |acc, &v| f(acc, v))
 }
