@@ -174,7 +174,7 @@ fn compute(
     match step {
         Step::Loop(program) => program.run(inputs, out, parallel),
         Step::Reduce(reducer_plan) => reduce(&instruction.opcode, reducer_plan, inputs, out),
-        _ => kernel(&instruction.opcode, inputs, out),
+        _ => kernel(&instruction.opcode, inputs, out, parallel),
     }
 }
 
@@ -234,12 +234,12 @@ fn reduce(opcode: &Opcode, reducer_plan: &Plan, inputs: &[&Literal], out: &mut L
 }
 
 /// Runs a kernel step.
-fn kernel(opcode: &Opcode, inputs: &[&Literal], out: &mut Literal) -> Result<()> {
+fn kernel(opcode: &Opcode, inputs: &[&Literal], out: &mut Literal, parallel: bool) -> Result<()> {
     match opcode {
         Opcode::Reshape => data_movement::reshape(inputs[0], out),
         Opcode::Concatenate { dimension } => data_movement::concatenate(inputs, *dimension, out),
         Opcode::Pad(config) => data_movement::pad([inputs[0], inputs[1]], config, out),
-        Opcode::Dot(numbers) => contraction::dot([inputs[0], inputs[1]], numbers, out),
+        Opcode::Dot(numbers) => contraction::dot([inputs[0], inputs[1]], numbers, out, parallel),
         other => unreachable!("{} is planned as a loop program", other.name()),
     }
 }

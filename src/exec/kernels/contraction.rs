@@ -1,11 +1,14 @@
-//! Kernels that combine many elements into one: `reduce` and `dot`.
+//! Kernels that combine many elements into one: `dot`, and `reduce` with a reducer that must
+//! be interpreted.
+
+use rayon::prelude::*;
 
 use crate::exec::element::Element;
 use crate::exec::strided::View;
 use crate::hlo::DotDimensionNumbers;
 use crate::shape::element_type::with_native_type;
 use crate::shape::index::RowMajorOffsets;
-use crate::{Literal, NativeType, Result, Shape};
+use crate::{Literal, Result, Shape};
 
 /// `reduce` of `inputs[0]` over `dimensions` from the scalar `inputs[1]`, with any scalar
 /// computation as the reducer (`combine(accumulator, value)`, interpreted per element; simple
@@ -101,7 +104,12 @@ impl Group {
 /// k the flattened free and contracting dimension groups. f32 and f64 run on
 /// `matrixmultiply` with the operands' own strides (a transposed layout costs no copy)
 /// wherever the groups collapse to single strides; everything else runs a plain loop.
-pub(crate) fn dot(inputs: [&Literal; 2], numbers: &DotDimensionNumbers, out: &mut Literal) -> Result<()> {
+pub(crate) fn dot(
+    inputs: [&Literal; 2],
+    numbers: &DotDimensionNumbers,
+    out: &mut Literal,
+    parallel: bool,
+) -> Result<()> {
     let (lhs, rhs) = (inputs[0], inputs[1]);
     let free = |shape: &Shape, contracting: &[i64], batch: &[i64]| -> Vec<i64> {
         (0..shape.rank() as i64).filter(|d| !contracting.contains(d) && !batch.contains(d)).collect()
@@ -117,36 +125,90 @@ pub(crate) fn dot(inputs: [&Literal; 2], numbers: &DotDimensionNumbers, out: &mu
         Group::new(lhs.shape(), &numbers.lhs_contracting_dimensions),
         Group::new(rhs.shape(), &numbers.rhs_contracting_dimensions),
     );
-    // The result is made row-major [batch, m, n] and then laid out as the output's layout.
+    let geometry = DotGeometry { batches: (lb, rb), m, n, k: (lk, rk) };
+    // The product is computed row-major [batch, m, n]: into `out` directly when that is its
+    // layout, else into a buffer laid out into `out` afterwards.
     let row_major = out.shape().with_default_layout();
-    let mut result = Literal::zeros(&row_major)?;
-    let (batches, rows, columns, depth) = (lb.size, m.size, n.size, lk.size);
-    with_native_type!(row_major.element_type(), T => {
-        let (a, b) = (lhs.memory::<T>()?, rhs.memory::<T>()?);
-        let c = result.storage_mut().as_mut_slice::<T>()?;
-        for batch in 0..batches {
-            let (a_base, b_base) = (lb.offset(batch), rb.offset(batch));
-            let c_batch = &mut c[batch * rows * columns..(batch + 1) * rows * columns];
-            if let [Some(am), Some(ak), Some(bk), Some(bn)] = [m.stride, lk.stride, rk.stride, n.stride] {
-                if T::gemm((a, a_base, [am, ak]), (b, b_base, [bk, bn]), c_batch, [rows, depth, columns]) {
-                    continue;
-                }
+    if out.shape() == &row_major {
+        return geometry.compute([lhs, rhs], out, parallel);
+    }
+    let mut result = Literal::for_overwrite(&row_major)?;
+    geometry.compute([lhs, rhs], &mut result, parallel)?;
+    crate::exec::kernels::data_movement::copy_through_view(&result, View::of(&row_major), out, parallel)
+}
+
+/// The dimension groups of a dot: batch (lhs, rhs), the free rows `m` of the lhs, the free
+/// columns `n` of the rhs, and the contracted `k` (lhs, rhs).
+struct DotGeometry {
+    batches: (Group, Group),
+    m: Group,
+    n: Group,
+    k: (Group, Group),
+}
+
+/// Below this many multiply-adds a dot runs on the calling thread.
+const PARALLEL_DOT_WORK: usize = 1 << 18;
+
+impl DotGeometry {
+    /// Computes the product into `out` (row-major `[batch, m, n]`). Batches, and blocks of
+    /// rows within a batch when there are fewer batches than threads, run in parallel: on
+    /// two cores, two single-threaded gemms on halves of M beat one threaded gemm
+    /// (DESIGN.md, performance).
+    fn compute(&self, [lhs, rhs]: [&Literal; 2], out: &mut Literal, parallel: bool) -> Result<()> {
+        let (batches, rows, columns) = (self.batches.0.size, self.m.size, self.n.size);
+        if batches * rows * columns == 0 {
+            return Ok(());
+        }
+        let work = batches * rows * columns * self.k.0.size.max(1);
+        let threads = if parallel && work >= PARALLEL_DOT_WORK { rayon::current_num_threads() } else { 1 };
+        let blocks_per_batch = (threads / batches).max(1);
+        let block_rows = rows.div_ceil(blocks_per_batch);
+        with_native_type!(out.element_type(), T => {
+            let (a, b) = (lhs.memory::<T>()?, rhs.memory::<T>()?);
+            let c = out.storage_mut().as_mut_slice::<T>()?;
+            let block = |(batch, first_row, c_block): (usize, usize, &mut [T])| self.block::<T>(a, b, batch, first_row, c_block);
+            if threads > 1 {
+                c.par_chunks_mut(rows * columns).enumerate().for_each(|(batch, c_batch)| {
+                    c_batch
+                        .par_chunks_mut(block_rows * columns)
+                        .enumerate()
+                        .for_each(|(i, c_block)| block((batch, i * block_rows, c_block)));
+                });
+            } else {
+                c.chunks_mut(rows * columns).enumerate().for_each(|(batch, c_batch)| block((batch, 0, c_batch)));
             }
-            for i in 0..rows {
-                for j in 0..columns {
-                    let mut acc = T::ZERO;
-                    for k in 0..depth {
-                        let x = a[(a_base + m.offset(i) + lk.offset(k)) as usize];
-                        let y = b[(b_base + rk.offset(k) + n.offset(j)) as usize];
-                        acc = Element::add(acc, Element::mul(x, y));
-                    }
-                    c_batch[i * columns + j] = acc;
-                }
+        });
+        Ok(())
+    }
+
+    /// Rows `first_row..` (as many as `c` holds) of one batch's product.
+    fn block<T: MatMul>(&self, a: &[T], b: &[T], batch: usize, first_row: usize, c: &mut [T]) {
+        let (columns, depth) = (self.n.size, self.k.0.size);
+        let rows = c.len() / columns;
+        let a_base = self.batches.0.offset(batch) + self.m.offset(first_row);
+        let b_base = self.batches.1.offset(batch);
+        if let [Some(am), Some(ak), Some(bk), Some(bn)] =
+            [self.m.stride, self.k.0.stride, self.k.1.stride, self.n.stride]
+        {
+            if T::gemm((a, a_base, [am, ak]), (b, b_base, [bk, bn]), c, [rows, depth, columns]) {
+                return;
             }
         }
-    });
-    let view = View::of(&row_major);
-    crate::exec::kernels::data_movement::copy_through_view(&result, view, out, false)
+        let a_batch = self.batches.0.offset(batch);
+        for i in 0..rows {
+            let a_row = a_batch + self.m.offset(first_row + i);
+            for j in 0..columns {
+                let b_column = b_base + self.n.offset(j);
+                let mut acc = T::ZERO;
+                for k in 0..depth {
+                    let x = a[(a_row + self.k.0.offset(k)) as usize];
+                    let y = b[(b_column + self.k.1.offset(k)) as usize];
+                    acc = Element::add(acc, Element::mul(x, y));
+                }
+                c[i * columns + j] = acc;
+            }
+        }
+    }
 }
 
 /// A matrix product `c = a·b` (c row-major `m×n`, `a` and `b` read through strides from a

@@ -1,0 +1,143 @@
+//! Work large enough to take the parallel paths (dot blocks, reduction partitions, split
+//! loops) gives the same values as one thread and as a naive reference.
+
+use lazy_xla::*;
+
+fn sum_reducer() -> Result<XlaComputation> {
+    let r = XlaBuilder::new("sum");
+    let (a, b) = (r.parameter(0, &shape!(s64[]), "a"), r.parameter(1, &shape!(s64[]), "b"));
+    r.build(add(a, b, &[]))
+}
+
+/// Runs `computation` on `arguments` with one thread, two threads and rayon's pool, fused
+/// and unfused; all six must agree, and the first is returned.
+fn run_everywhere(computation: &XlaComputation, arguments: &[&Literal]) -> Result<Literal> {
+    let mut results = Vec::new();
+    for fusion in [true, false] {
+        for num_threads in [Some(1), Some(2), None] {
+            let exe = computation.compile(&CompileOptions { fusion, num_threads })?;
+            results.push(exe.execute(arguments)?);
+        }
+    }
+    for other in &results[1..] {
+        assert_eq!(other, &results[0]);
+    }
+    Ok(results.swap_remove(0))
+}
+
+#[test]
+fn large_integer_dot_matches_naive_product() -> Result<()> {
+    let (batches, m, k, n) = (3usize, 96usize, 80usize, 70usize);
+    let b = XlaBuilder::new("dot");
+    let x = b.parameter(0, &shape!(s64[batches, m, k]), "x");
+    // The rhs is stored column-major in its last two dimensions.
+    let y = b.parameter(1, &shape!(s64[batches, k, n]{1, 2, 0}), "y");
+    let numbers = DotDimensionNumbers {
+        lhs_contracting_dimensions: vec![2],
+        rhs_contracting_dimensions: vec![1],
+        lhs_batch_dimensions: vec![0],
+        rhs_batch_dimensions: vec![0],
+    };
+    let computation = b.build(dot_general(x, y, &numbers))?;
+    let xs: Vec<i64> = (0..batches * m * k).map(|i| (i % 13) as i64 - 6).collect();
+    let ys: Vec<i64> = (0..batches * k * n).map(|i| (i % 7) as i64 - 3).collect();
+    let xl = Literal::from_vec(&shape!(s64[batches, m, k]), xs.clone())?;
+    let yl = Literal::from_vec(&shape!(s64[batches, k, n]{1, 2, 0}), ys.clone())?;
+    let out = run_everywhere(&computation, &[&xl, &yl])?.to_vec::<i64>()?;
+    for batch in 0..batches {
+        for i in 0..m {
+            for j in 0..n {
+                let expected: i64 =
+                    (0..k).map(|l| xs[(batch * m + i) * k + l] * ys[(batch * k + l) * n + j]).sum();
+                assert_eq!(out[(batch * m + i) * n + j], expected, "[{batch},{i},{j}]");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn large_f32_matmul_on_two_threads_matches_one() -> Result<()> {
+    let b = XlaBuilder::new("matmul");
+    let x = b.parameter(0, &shape!(f32[128, 96]), "x");
+    let y = b.parameter(1, &shape!(f32[96, 64]{0, 1}), "y");
+    let computation = b.build(dot(x, y))?;
+    let xl =
+        Literal::from_vec(&shape!(f32[128, 96]), (0..128 * 96).map(|i| ((i % 5) as f32) * 0.5).collect())?;
+    let yl = Literal::from_vec(
+        &shape!(f32[96, 64]{0, 1}),
+        (0..96 * 64).map(|i| ((i % 3) as f32) - 1.0).collect(),
+    )?;
+    let out = run_everywhere(&computation, &[&xl, &yl])?;
+    let (xv, yv) = (xl.to_vec::<f32>()?, yl.to_vec::<f32>()?);
+    let got = out.to_vec::<f32>()?;
+    for i in 0..128 {
+        for j in 0..64 {
+            let expected: f32 = (0..96).map(|l| xv[i * 96 + l] * yv[l * 64 + j]).sum();
+            assert!((got[i * 64 + j] - expected).abs() < 1e-3, "[{i},{j}]");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn large_reductions_over_every_dimension_set() -> Result<()> {
+    let (rows, columns) = (600usize, 300usize);
+    let values: Vec<i64> = (0..rows * columns).map(|i| ((i * 7919) % 1000) as i64 - 500).collect();
+    for layout in [[1i64, 0], [0, 1]] {
+        let shape = Shape::with_layout(ElementType::S64, &[rows as i64, columns as i64], &layout)?;
+        let literal = Literal::from_vec(&shape, values.clone())?;
+        for dimensions in [vec![0i64], vec![1], vec![0, 1]] {
+            let b = XlaBuilder::new("reduce");
+            let x = b.parameter(0, &shape, "x");
+            // An element-wise producer, fused into the reduction (an input fusion).
+            let doubled = x * b.constant_r0(2i64);
+            let computation = b.build(reduce(doubled, b.constant_r0(5i64), &sum_reducer()?, &dimensions))?;
+            let out = run_everywhere(&computation, &[&literal])?.to_vec::<i64>()?;
+            let at = |i: usize, j: usize| 2 * values[i * columns + j];
+            let expected: Vec<i64> = match dimensions.as_slice() {
+                [0] => (0..columns).map(|j| 5 + (0..rows).map(|i| at(i, j)).sum::<i64>()).collect(),
+                [1] => (0..rows).map(|i| 5 + (0..columns).map(|j| at(i, j)).sum::<i64>()).collect(),
+                _ => vec![
+                    5 + (0..rows)
+                        .flat_map(|i| (0..columns).map(move |j| (i, j)))
+                        .map(|(i, j)| at(i, j))
+                        .sum::<i64>(),
+                ],
+            };
+            assert_eq!(out, expected, "layout {layout:?}, dimensions {dimensions:?}");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn large_fused_chain_with_broadcasts_and_transpose() -> Result<()> {
+    let (rows, columns) = (512i64, 384i64);
+    let b = XlaBuilder::new("chain");
+    let x = b.parameter(0, &shape!(s32[rows, columns]), "x");
+    let t = b.parameter(1, &shape!(s32[columns, rows]), "t");
+    let v = b.parameter(2, &shape!(s32[columns]), "v");
+    let y = max(add(x, transpose(t, &[1, 0]), &[]), v, &[1]) * b.constant_r0(3i32);
+    let computation = b.build(y)?;
+    let (r, c) = (rows as usize, columns as usize);
+    let xs: Vec<i32> = (0..r * c).map(|i| (i % 101) as i32).collect();
+    let ts: Vec<i32> = (0..r * c).map(|i| (i % 37) as i32).collect();
+    let vs: Vec<i32> = (0..c).map(|j| (j % 50) as i32 + 40).collect();
+    let out = run_everywhere(
+        &computation,
+        &[
+            &Literal::from_vec(&shape!(s32[rows, columns]), xs.clone())?,
+            &Literal::from_vec(&shape!(s32[columns, rows]), ts.clone())?,
+            &Literal::vec1(&vs),
+        ],
+    )?
+    .to_vec::<i32>()?;
+    for i in 0..r {
+        for j in 0..c {
+            let expected = (xs[i * c + j] + ts[j * r + i]).max(vs[j]) * 3;
+            assert_eq!(out[i * c + j], expected, "[{i},{j}]");
+        }
+    }
+    Ok(())
+}
