@@ -6,6 +6,5 @@ mod executable;
 pub(crate) mod kernels;
 pub(crate) mod loop_program;
 pub(crate) mod plan;
-pub(crate) mod strided;
 
 pub use executable::{CompileOptions, Executable};

@@ -152,7 +152,7 @@ pub(crate) fn relayout(literal: &Literal, shape: &Shape, parallel: bool) -> Resu
 }
 
 /// Copies `literal`'s values into `out` (same element type and dimensions), in `out`'s layout.
-fn relayout_into(literal: &Literal, out: &mut Literal, parallel: bool) -> Result<()> {
+pub(crate) fn relayout_into(literal: &Literal, out: &mut Literal, parallel: bool) -> Result<()> {
     let copy = Instruction {
         opcode: Opcode::Convert,
         operands: vec![0],

@@ -4,7 +4,6 @@
 use rayon::prelude::*;
 
 use crate::exec::element::Element;
-use crate::exec::strided::View;
 use crate::hlo::DotDimensionNumbers;
 use crate::shape::element_type::with_native_type;
 use crate::shape::index::RowMajorOffsets;
@@ -22,12 +21,7 @@ pub(crate) fn reduce_interpreted(
     let (operand, init) = (inputs[0], inputs[1]);
     if dimensions.is_empty() {
         // XLA returns the operand unchanged: the init value is not applied.
-        return crate::exec::kernels::data_movement::copy_through_view(
-            operand,
-            View::of(operand.shape()),
-            out,
-            false,
-        );
+        return crate::exec::plan::relayout_into(operand, out, false);
     }
     let shape = out.shape().clone();
     let strides = operand.shape().strides();
@@ -134,7 +128,7 @@ pub(crate) fn dot(
     }
     let mut result = Literal::for_overwrite(&row_major)?;
     geometry.compute([lhs, rhs], &mut result, parallel)?;
-    crate::exec::kernels::data_movement::copy_through_view(&result, View::of(&row_major), out, parallel)
+    crate::exec::plan::relayout_into(&result, out, parallel)
 }
 
 /// The dimension groups of a dot: batch (lhs, rhs), the free rows `m` of the lhs, the free

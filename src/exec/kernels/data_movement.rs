@@ -1,27 +1,9 @@
 //! Kernels that move data in ways a strided loop cannot express: a reshape that reorders
-//! memory, concatenate, pad; and a plain copy through a view.
+//! memory, concatenate, pad.
 
-use crate::exec::kernels::map_elements;
-use crate::exec::strided::View;
 use crate::hlo::PaddingConfig;
 use crate::shape::element_type::with_native_type;
 use crate::{Literal, Result};
-
-/// Copies `input` read through `view` into `out` (same element type).
-pub(crate) fn copy_through_view(
-    input: &Literal,
-    view: View,
-    out: &mut Literal,
-    parallel: bool,
-) -> Result<()> {
-    let shape = out.shape().clone();
-    with_native_type!(shape.element_type(), T => {
-        let x = input.memory::<T>()?;
-        let out = out.storage_mut().as_mut_slice::<T>()?;
-        map_elements(&shape, out, &[view], parallel, |o| x[o[0]]);
-    });
-    Ok(())
-}
 
 /// `reshape`: the operand's elements in logical row-major order, into the output's.
 pub(crate) fn reshape(input: &Literal, out: &mut Literal) -> Result<()> {
@@ -38,6 +20,20 @@ pub(crate) fn reshape(input: &Literal, out: &mut Literal) -> Result<()> {
         }
     });
     Ok(())
+}
+
+/// Where a box of elements lies in a buffer: element `i` (a multidimensional index) is at
+/// `offset + Σ i[d]·strides[d]`.
+struct View {
+    offset: isize,
+    strides: Vec<isize>,
+}
+
+impl View {
+    /// An array's own elements, through its layout.
+    fn of(shape: &crate::Shape) -> View {
+        View { offset: 0, strides: shape.strides().iter().map(|&s| s as isize).collect() }
+    }
 }
 
 /// Copies the box `sizes` of `src` (from `src_view`) into `dst` (at `dst_view`).
@@ -112,7 +108,7 @@ pub(crate) fn pad(inputs: [&Literal; 2], config: &PaddingConfig, out: &mut Liter
     with_native_type!(shape.element_type(), T => {
         let fill = value.memory::<T>()?[0];
         let out = out.storage_mut().as_mut_slice::<T>()?;
-        map_elements(&shape, out, &[], false, |_| fill);
+        out.fill(fill);
         copy_box(out, &dst, operand.memory::<T>()?, &src, &sizes);
     });
     Ok(())
