@@ -160,7 +160,7 @@ static RECYCLED: Mutex<Vec<Storage>> = Mutex::new(Vec::new());
 /// Keeps a large buffer for reuse (dropping the oldest kept ones beyond the byte budget).
 pub(crate) fn recycle(storage: Storage) {
     let bytes = storage.len() * storage.element_type().byte_size();
-    if bytes < RECYCLE_MIN_BYTES || bytes > RECYCLE_MAX_BYTES {
+    if !(RECYCLE_MIN_BYTES..=RECYCLE_MAX_BYTES).contains(&bytes) {
         return;
     }
     let Ok(mut kept) = RECYCLED.lock() else { return };

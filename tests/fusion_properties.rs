@@ -42,9 +42,9 @@ impl Genes {
         gene as usize % n.max(1)
     }
 
-    /// A size from 0 to 4.
+    /// A size from 0 to 4, rarely 0 (an empty array makes the rest of the graph empty).
     fn size(&mut self) -> i64 {
-        self.pick(5) as i64
+        [1, 2, 3, 4, 2, 3, 4, 1, 3, 2, 4, 1, 3, 4, 2, 0][self.pick(16)]
     }
 
     /// One of `options`.
@@ -70,6 +70,12 @@ impl Genes {
     }
 }
 
+/// An element-wise op of one operand.
+type Unary = for<'a> fn(XlaOp<'a>) -> XlaOp<'a>;
+
+/// An element-wise op of two operands, with XLA's broadcast dimensions.
+type Binary = for<'a, 'c> fn(XlaOp<'a>, XlaOp<'a>, &'c [i64]) -> XlaOp<'a>;
+
 /// Builds a random graph into a builder, creating parameters (and their argument values) as it
 /// needs them.
 struct Generator<'b> {
@@ -86,8 +92,33 @@ impl<'b> Generator<'b> {
     }
 
     /// A new parameter of `element_type` and `dims`: default, permuted or padded layout, with
-    /// small values (floats with fractions, now and then a NaN or an infinity).
+    /// small values (floats with fractions, now and then a NaN or an infinity). The argument
+    /// usually comes in the parameter's layout, one time in four in another random one.
     fn parameter(&mut self, element_type: ElementType, dims: &[i64]) -> Option<XlaOp<'b>> {
+        let shape = self.random_layout(element_type, dims);
+        let argument_shape = match self.genes.pick(4) {
+            0 => self.random_layout(element_type, dims),
+            _ => shape.clone(),
+        };
+        let count = shape.element_count() as usize;
+        let genes = &mut self.genes;
+        let literal = match element_type {
+            ElementType::F32 => from_fn(&argument_shape, count, || float(genes) as f32),
+            ElementType::F64 => from_fn(&argument_shape, count, || float(genes)),
+            ElementType::S32 => from_fn(&argument_shape, count, || genes.pick(41) as i32 - 20),
+            ElementType::U8 => from_fn(&argument_shape, count, || genes.pick(256) as u8),
+            other => unreachable!("no parameters of {other}"),
+        };
+        let number = self.arguments.len() as i64;
+        self.arguments.push(literal);
+        let op = self.b.parameter(number, &shape, &format!("p{number}"));
+        self.shape(op).map(|_| op)
+    }
+
+    /// A shape of `element_type` and `dims` with the default layout, a random permutation, or
+    /// a random permutation padded, with a random padding value (written in XLA's notation and
+    /// parsed).
+    fn random_layout(&mut self, element_type: ElementType, dims: &[i64]) -> Shape {
         let rank = dims.len();
         let join = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
         let text = match self.genes.pick(4) {
@@ -105,20 +136,7 @@ impl<'b> Generator<'b> {
                 )
             }
         };
-        let shape: Shape = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
-        let count = shape.element_count() as usize;
-        let genes = &mut self.genes;
-        let literal = match element_type {
-            ElementType::F32 => from_fn(&shape, count, || float(genes) as f32),
-            ElementType::F64 => from_fn(&shape, count, || float(genes)),
-            ElementType::S32 => from_fn(&shape, count, || genes.pick(41) as i32 - 20),
-            ElementType::U8 => from_fn(&shape, count, || genes.pick(256) as u8),
-            other => unreachable!("no parameters of {other}"),
-        };
-        let number = self.arguments.len() as i64;
-        self.arguments.push(literal);
-        let op = self.b.parameter(number, &shape, &format!("p{number}"));
-        self.shape(op).map(|_| op)
+        text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
     }
 
     /// A scalar constant of `element_type`.
@@ -176,7 +194,7 @@ impl<'b> Generator<'b> {
         let rank = dims.len();
         let y = match self.genes.pick(10) {
             0 => {
-                let unary: &[fn(XlaOp<'b>) -> XlaOp<'b>] = match t {
+                let unary: &[Unary] = match t {
                     ElementType::F32 | ElementType::F64 => &[neg, abs, exp, tanh, floor, sign],
                     ElementType::S32 => &[neg, abs, not, sign],
                     _ => &[not, neg],
@@ -185,8 +203,7 @@ impl<'b> Generator<'b> {
             }
             1 | 2 => {
                 let (other, dimensions) = self.partner(x, &shape)?;
-                type Binary<'b> = fn(XlaOp<'b>, XlaOp<'b>, &[i64]) -> XlaOp<'b>;
-                let binary: &[Binary<'b>] = if t.is_float() {
+                let binary: &[Binary] = if t.is_float() {
                     &[add, sub, mul, max, min]
                 } else {
                     &[add, sub, mul, max, min, and, or, xor]
@@ -200,8 +217,7 @@ impl<'b> Generator<'b> {
             }
             3 => {
                 let (other, dimensions) = self.partner(x, &shape)?;
-                type Compare<'b> = fn(XlaOp<'b>, XlaOp<'b>, &[i64]) -> XlaOp<'b>;
-                let compare: &[Compare<'b>] = &[lt, gt, le, ge, eq, ne];
+                let compare: &[Binary] = &[lt, gt, le, ge, eq, ne];
                 let predicate = self.genes.one_of(compare)(x, other, &dimensions);
                 let alternative = match self.genes.pick(2) {
                     0 => self.constant(t),
@@ -237,10 +253,14 @@ impl<'b> Generator<'b> {
                 let mut starts = Vec::new();
                 let mut limits = Vec::new();
                 let mut strides = Vec::new();
+                // Rarely empty: start < limit unless the dimension is empty or by choice.
+                let empty = self.genes.pick(16) == 0;
                 for &d in &dims {
-                    let start = self.genes.pick(d as usize + 1) as i64;
-                    limits.push(start + self.genes.pick((d - start) as usize + 1) as i64);
-                    starts.push(start);
+                    let start = self.genes.pick(d.max(1) as usize) as i64;
+                    let limit =
+                        if empty { start } else { d - self.genes.pick((d - start).max(1) as usize) as i64 };
+                    starts.push(start.min(d));
+                    limits.push(limit.clamp(start.min(d), d));
                     strides.push(1 + self.genes.pick(3) as i64);
                 }
                 slice(x, &starts, &limits, &strides)
@@ -344,9 +364,14 @@ fn check_random_graph(
     Ok(())
 }
 
-/// Dimensions of rank 0–4, sizes 0–4.
+/// Dimensions of rank 0–4, sizes 0–4 (0 rarely).
 fn dims_strategy() -> impl Strategy<Value = Vec<i64>> {
-    prop::collection::vec(0i64..=4, 0..=4)
+    prop::collection::vec(size_strategy(), 0..=4)
+}
+
+/// A size from 0 to 4, 0 one time in ten.
+fn size_strategy() -> impl Strategy<Value = i64> {
+    prop_oneof![1 => Just(0i64), 9 => 1i64..=4]
 }
 
 fn genes_strategy() -> impl Strategy<Value = Vec<u32>> {
@@ -428,7 +453,7 @@ where
 
 /// Rank 1–4 dimensions (sizes 0–4) and a dimension of them.
 fn dims_and_dimension() -> impl Strategy<Value = (Vec<i64>, usize)> {
-    prop::collection::vec(0i64..=4, 1..=4).prop_flat_map(|dims| {
+    prop::collection::vec(size_strategy(), 1..=4).prop_flat_map(|dims| {
         let rank = dims.len();
         (Just(dims), 0..rank)
     })
@@ -453,5 +478,54 @@ proptest! {
         c in -4i32..=4,
     ) {
         check_bias_scale(&dims, k, layout_genes, |i| (i % 11) as i32 - 5, c)?;
+    }
+}
+
+/// Big enough to be split across threads: W1 `max((X + b{1}) * s{0}, 0) + 1` on X of
+/// [256, 520] with X column-major and padded, and W3 `(A + C) * 2` with A column-major over
+/// [16, 16, 16, 16]; fused, unfused (one thread and the pool) and plain loops agree exactly.
+#[test]
+fn big_mixed_layout_graphs_fused_equal_unfused_and_plain_loops() {
+    let options = [
+        CompileOptions::default(),
+        CompileOptions { num_threads: Some(2), ..Default::default() },
+        CompileOptions { fusion: false, ..Default::default() },
+        CompileOptions { fusion: false, num_threads: Some(1) },
+    ];
+    let value = |i: usize| ((i * 7) % 23) as f32 * 0.5 - 5.0;
+
+    let (rows, columns) = (256usize, 520usize);
+    let x_shape: Shape =
+        format!("f32[{rows},{columns}]{{0,1:pad({},{columns})=zero}}", rows + 3).parse().unwrap();
+    let b = XlaBuilder::new("w1");
+    let x = b.parameter(0, &x_shape, "x");
+    let bias = b.parameter(1, &Shape::new(ElementType::F32, &[columns as i64]), "b");
+    let scale = b.parameter(2, &Shape::new(ElementType::F32, &[rows as i64]), "s");
+    let relu = max(mul(add(x, bias, &[1]), scale, &[0]), b.constant_r0(0.0f32), &[]);
+    let computation = b.build(add(relu, b.constant_r0(1.0f32), &[])).unwrap();
+    let x_value = Literal::from_vec(&x_shape, (0..rows * columns).map(value).collect()).unwrap();
+    let bias_value = Literal::vec1(&(0..columns).map(|i| value(i + 1)).collect::<Vec<_>>());
+    let scale_value = Literal::vec1(&(0..rows).map(|i| value(i + 2)).collect::<Vec<_>>());
+    let expected: Vec<f32> = (0..rows * columns)
+        .map(|i| ((value(i) + value(i % columns + 1)) * value(i / columns + 2)).max(0.0) + 1.0)
+        .collect();
+    for options in &options {
+        let out =
+            computation.compile(options).unwrap().execute(&[&x_value, &bias_value, &scale_value]).unwrap();
+        assert_eq!(out.shape().dimensions(), [rows as i64, columns as i64]);
+        assert!(out.to_vec::<f32>().unwrap() == expected, "{options:?}");
+    }
+
+    let a_shape: Shape = "f32[16,16,16,16]{0,1,2,3}".parse().unwrap();
+    let c_shape: Shape = "f32[16,16,16,16]".parse().unwrap();
+    let b = XlaBuilder::new("w3");
+    let sum = add(b.parameter(0, &a_shape, "a"), b.parameter(1, &c_shape, "c"), &[]);
+    let computation = b.build(mul(sum, b.constant_r0(2.0f32), &[])).unwrap();
+    let a_value = Literal::from_vec(&a_shape, (0..65536).map(value).collect()).unwrap();
+    let c_value = Literal::from_vec(&c_shape, (0..65536).map(|i| value(i + 5)).collect()).unwrap();
+    let expected: Vec<f32> = (0..65536).map(|i| (value(i) + value(i + 5)) * 2.0).collect();
+    for options in &options {
+        let out = computation.compile(options).unwrap().execute(&[&a_value, &c_value]).unwrap();
+        assert!(out.to_vec::<f32>().unwrap() == expected, "{options:?}");
     }
 }

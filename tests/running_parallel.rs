@@ -141,3 +141,20 @@ fn large_fused_chain_with_broadcasts_and_transpose() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn a_chain_ten_thousand_ops_deep_compiles_into_one_loop_and_runs() -> Result<()> {
+    let b = XlaBuilder::new("deep");
+    let x = b.parameter(0, &shape!(s32[4]), "x");
+    let mut y = x;
+    for step in 0..10_000 {
+        y = if step % 2 == 0 { y + b.constant_r0(3i32) } else { y - b.constant_r0(2i32) };
+    }
+    let computation = b.build(y)?;
+    for fusion in [true, false] {
+        let exe = computation.compile(&CompileOptions { fusion, ..Default::default() })?;
+        let out = exe.execute(&[&Literal::vec1(&[0i32, 1, 2, 3])])?;
+        assert_eq!(out.to_vec::<i32>()?, vec![5000, 5001, 5002, 5003]);
+    }
+    Ok(())
+}

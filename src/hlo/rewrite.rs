@@ -13,8 +13,8 @@ pub(crate) enum Rewrite {
 }
 
 impl HloComputation {
-    /// Visits every instruction in order, its operands already redirected by earlier
-    /// forwards; `visit` sees the instructions before it and may change it in place (keeping
+    /// Visits every instruction that something reads (or the root) in order, its operands
+    /// already redirected by earlier forwards; `visit` sees the instructions before it and may change it in place (keeping
     /// operands earlier than itself) or forward it. Returns whether anything changed. Forwarded
     /// instructions stay in the arena until [`HloComputation::remove_dead`].
     pub(crate) fn rewrite_forward(
@@ -22,8 +22,17 @@ impl HloComputation {
         mut visit: impl FnMut(&[Instruction], &mut Instruction) -> Rewrite,
     ) -> bool {
         let mut forward: Vec<InstructionId> = (0..self.instructions.len()).collect();
+        // Instructions nothing reads are dead (DCE removes them): visiting them would only
+        // report the same rewrite again and again.
+        let mut read = vec![false; self.instructions.len()];
+        read[self.root] = true;
+        for instruction in &self.instructions {
+            for &operand in &instruction.operands {
+                read[operand] = true;
+            }
+        }
         let mut changed = false;
-        for id in 0..self.instructions.len() {
+        for id in (0..self.instructions.len()).filter(|&id| read[id]) {
             let (before, rest) = self.instructions.split_at_mut(id);
             let instruction = &mut rest[0];
             for operand in &mut instruction.operands {

@@ -206,7 +206,8 @@ fn merge_transposes(before: &[Instruction], instruction: &Instruction) -> Option
 
 /// An element-wise or data-movement op whose operands are all constants and whose result
 /// has at most [`MAX_FOLDED_ELEMENTS`] elements → a constant holding its value (in its shape,
-/// layout included).
+/// layout included). Broadcasts and iotas are never folded, as in XLA: inside a fusion they
+/// cost nothing (a stride-0 read, an index), while a folded array is a buffer to read.
 fn fold_constants(before: &[Instruction], instruction: &Instruction) -> Option<Action> {
     let foldable = matches!(
         instruction.opcode,
@@ -216,14 +217,12 @@ fn fold_constants(before: &[Instruction], instruction: &Instruction) -> Option<A
             | Opcode::Convert
             | Opcode::Select
             | Opcode::Clamp
-            | Opcode::Broadcast { .. }
             | Opcode::Reshape
             | Opcode::Transpose { .. }
             | Opcode::Slice { .. }
             | Opcode::Reverse { .. }
             | Opcode::Concatenate { .. }
             | Opcode::Pad(_)
-            | Opcode::Iota { .. }
     );
     let constant_operands =
         instruction.operands.iter().all(|&o| matches!(before[o].opcode, Opcode::Constant(_)));
@@ -483,8 +482,12 @@ mod tests {
         let m = b
             .constant_literal(&Literal::from_vec(&shape!(f32[3, 2]), vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?);
         let t = transpose(m, &[1, 0]);
-        let row = iota(&b, &shape!(f32[3]), 0);
-        let shifted = add(t, row, &[1]);
+        let full = |value: f32| -> Result<XlaOp<'_>> {
+            Ok(b.constant_literal(&Literal::from_vec(&shape!(f32[2, 3]), vec![value; 6])?))
+        };
+        let row = b
+            .constant_literal(&Literal::from_vec(&shape!(f32[2, 3]), vec![0.0f32, 1.0, 2.0, 0.0, 1.0, 2.0])?);
+        let shifted = add(t, row, &[]);
         let padded = pad(
             slice(rev(shifted, &[1]), &[0, 1], &[2, 3], &[1, 1]),
             b.constant_r0(-1.0f32),
@@ -495,17 +498,29 @@ mod tests {
                 ],
             },
         );
-        let chosen = select(gt(padded, b.constant_r0(3.0f32), &[]), padded, neg(padded));
-        let clamped = clamp(b.constant_r0(-4.0f32), chosen, b.constant_r0(6.0f32));
+        // No implicit broadcasts: a broadcast is never folded (it is free in a fusion).
+        let chosen = select(gt(padded, full(3.0)?, &[]), padded, neg(padded));
+        let clamped = clamp(full(-4.0)?, chosen, full(6.0)?);
         let joined = concat_in_dim(
             &b,
-            &[clamped, convert_element_type(iota(&b, &shape!(s32[2, 1]), 0), ElementType::F32)],
+            &[
+                clamped,
+                convert_element_type(
+                    b.constant_literal(&Literal::from_vec(&shape!(s32[2, 1]), vec![0, 1])?),
+                    ElementType::F32,
+                ),
+            ],
             1,
         );
-        let folded = reshape(broadcast(joined, &[1]), &[2, 4]);
+        let folded = reshape(reshape(joined, &[1, 2, 4]), &[2, 4]);
         let computation = b.build(mul(x, slice(folded, &[0, 0], &[2, 3], &[1, 1]), &[]))?;
         let mut c = (*computation.entry).clone();
-        while AlgebraicSimplifier.run(&mut c) {}
+        for round in 0.. {
+            if !AlgebraicSimplifier.run(&mut c) {
+                break;
+            }
+            assert!(round < 10, "no fixed point: {}", text(&c));
+        }
         c.remove_dead();
         assert_eq!(c.instructions.len(), 3, "{}", text(&c));
         let constant = &c.instructions[c.instructions[c.root].operands[1]];
@@ -536,13 +551,20 @@ mod tests {
         let wide = broadcast(b.constant_r0(f32::NAN), &[65]);
         let computation = b.build(mul(add(x, iota(&b, &shape!(f32[65]), 0), &[]), wide, &[]))?;
         assert!(!simplify(&computation).1, "{}", module_text(&computation.entry));
-        // At 64 elements, the same broadcast folds.
+        // A broadcast or an iota never folds (free inside a fusion), even when small.
         let b = XlaBuilder::new("f");
-        let computation = b.build(broadcast(b.constant_r0(f32::NAN), &[64]))?;
-        let (c, changed) = simplify(&computation);
-        assert!(changed);
-        assert!(matches!(c.instructions[c.root].opcode, Opcode::Constant(_)), "{}", text(&c));
-        assert_same_results(&computation, &c, &[]);
+        let computation =
+            b.build(add(broadcast(b.constant_r0(1.0f32), &[4]), iota(&b, &shape!(f32[4]), 0), &[]))?;
+        assert!(!simplify(&computation).1, "{}", module_text(&computation.entry));
+        // At 64 elements an op of constants folds; at 65 it does not.
+        for (count, folds) in [(64usize, true), (65, false)] {
+            let b = XlaBuilder::new("f");
+            let computation = b.build(neg(b.constant_r1(&vec![f32::NAN; count])))?;
+            let (c, changed) = simplify(&computation);
+            assert_eq!(changed, folds, "{count}");
+            assert_eq!(matches!(c.instructions[c.root].opcode, Opcode::Constant(_)), folds, "{}", text(&c));
+            assert_same_results(&computation, &c, &[]);
+        }
         Ok(())
     }
 

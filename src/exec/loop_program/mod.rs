@@ -223,6 +223,9 @@ impl LoopProgram {
             }
             i -= 1;
         }
+        if sink == Sink::Store {
+            reorder_for_gathers(&mut sizes, &mut out_strides, &mut nodes);
+        }
         if sizes.is_empty() {
             // A scalar (or all size-1) output: one row of one element.
             sizes.push(1);
@@ -234,6 +237,39 @@ impl LoopProgram {
             }
         }
         LoopProgram { out_shape, sizes, out_strides, nodes, sink }
+    }
+}
+
+/// When an input is gathered along the row (a transposed or column-major operand read
+/// against the output's order), makes the outer dimension along which that input is most
+/// nearly contiguous the one enumerated fastest: consecutive rows then read neighbouring
+/// elements of the same cache lines, instead of each row touching lines the next rows will
+/// not reuse before they are evicted. Rows are still written whole, so a plain loop's
+/// output stays streamed; a reduction keeps its walk (its partition depends on it).
+fn reorder_for_gathers(sizes: &mut [usize], out_strides: &mut [isize], nodes: &mut [Node]) {
+    let Some(last) = sizes.len().checked_sub(1) else { return };
+    if last < 2 {
+        return;
+    }
+    let gathers: Vec<&Vec<isize>> = nodes
+        .iter()
+        .filter_map(|node| match &node.kind {
+            NodeKind::Load { strides, .. } if strides[last].abs() > 1 => Some(strides),
+            _ => None,
+        })
+        .collect();
+    let Some(gathered) = gathers.first() else { return };
+    let best = (0..last).filter(|&d| gathered[d] != 0).min_by_key(|&d| gathered[d].abs()).unwrap_or(last - 1);
+    if best == last - 1 {
+        return;
+    }
+    let move_to_inner = |values: &mut [isize]| values[best..last].rotate_left(1);
+    sizes[best..last].rotate_left(1);
+    move_to_inner(out_strides);
+    for node in nodes {
+        if let NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } = &mut node.kind {
+            move_to_inner(strides);
+        }
     }
 }
 
@@ -265,47 +301,57 @@ struct Compiler<'a> {
 }
 
 impl Compiler<'_> {
-    /// The node computing instruction `id` read through `map`.
+    /// The node computing instruction `id` read through `map`. The walk keeps its own stack
+    /// (a graph may be 10,000 ops deep): each request first asks for what it reads, then
+    /// builds its node once those are known.
     fn node(&mut self, id: InstructionId, map: IndexMap) -> Option<usize> {
-        if let Some(&node) = self.memo.get(&(id, map.clone())) {
-            return Some(node);
+        let mut stack = vec![(id, map.clone(), false)];
+        while let Some((id, map, ready)) = stack.pop() {
+            if self.memo.contains_key(&(id, map.clone())) {
+                continue;
+            }
+            let reads = self.reads(id, &map)?;
+            if ready {
+                let node = self.build(id, &map, &reads)?;
+                self.memo.insert((id, map), node);
+            } else {
+                stack.push((id, map, true));
+                stack.extend(
+                    reads.into_iter().rev().map(|(operand, operand_map)| (operand, operand_map, false)),
+                );
+            }
         }
+        self.memo.get(&(id, map)).copied()
+    }
+
+    /// What instruction `id` read through `map` needs first: each operand with the map it is
+    /// read through (the same map for element-wise ops; a changed one for movement ops).
+    /// `None` if a loop cannot compute the instruction.
+    fn reads(&self, id: InstructionId, map: &IndexMap) -> Option<Vec<(InstructionId, IndexMap)>> {
         let instruction = &self.computation.instructions[id];
         let shape = &instruction.shape;
-        let operand = |k: usize| instruction.operands[k];
-        let (kind, operands) = match &instruction.opcode {
-            Opcode::Parameter { number } => {
-                let input = *number as usize;
-                let strides = self.input_shapes.get(input)?.strides();
-                let (offset, strides) = map.through_strides(&strides);
-                (NodeKind::Load { input, offset, strides }, vec![])
-            }
-            Opcode::Constant(literal) if literal.shape().is_scalar() => {
-                (NodeKind::Constant((**literal).clone()), vec![])
-            }
-            Opcode::Iota { dimension } => {
-                let mut unit = vec![0; shape.rank()];
-                unit[*dimension as usize] = 1;
-                let (offset, strides) = map.through_strides(&unit);
-                (NodeKind::Index { offset, strides }, vec![])
-            }
-            Opcode::Unary(op) => (NodeKind::Unary(*op), self.operands(instruction, &map)?),
-            Opcode::Binary(op) => (NodeKind::Binary(*op), self.operands(instruction, &map)?),
-            Opcode::Compare(direction) => (NodeKind::Compare(*direction), self.operands(instruction, &map)?),
-            Opcode::Select => (NodeKind::Select, self.operands(instruction, &map)?),
-            Opcode::Clamp => (NodeKind::Clamp, self.operands(instruction, &map)?),
-            Opcode::Convert => (NodeKind::Convert, self.operands(instruction, &map)?),
+        let operand = instruction.operands.first().copied();
+        let through = |operand_map: IndexMap| Some(vec![(operand?, operand_map)]);
+        match &instruction.opcode {
+            Opcode::Parameter { .. } | Opcode::Iota { .. } => Some(vec![]),
+            Opcode::Constant(literal) if literal.shape().is_scalar() => Some(vec![]),
+            Opcode::Unary(_)
+            | Opcode::Binary(_)
+            | Opcode::Compare(_)
+            | Opcode::Select
+            | Opcode::Clamp
+            | Opcode::Convert => Some(instruction.operands.iter().map(|&o| (o, map.clone())).collect()),
             // Movement ops are not nodes: they change the map their operand is read through.
             Opcode::Broadcast { dimensions } => {
                 let rows: Vec<Option<usize>> = dimensions.iter().map(|&d| Some(d as usize)).collect();
-                return self.remember(id, &map, operand(0), map.select_rows(&rows));
+                through(map.select_rows(&rows))
             }
             Opcode::Transpose { permutation } => {
                 let mut rows = vec![None; permutation.len()];
                 for (i, &p) in permutation.iter().enumerate() {
                     rows[p as usize] = Some(i);
                 }
-                return self.remember(id, &map, operand(0), map.select_rows(&rows));
+                through(map.select_rows(&rows))
             }
             Opcode::Reverse { dimensions } => {
                 let mut reversed = map.clone();
@@ -314,45 +360,60 @@ impl Compiler<'_> {
                     reversed.offset[d] = (shape.dimensions()[d] - 1).max(0) - reversed.offset[d];
                     reversed.matrix[d].iter_mut().for_each(|m| *m = -*m);
                 }
-                return self.remember(id, &map, operand(0), reversed);
+                through(reversed)
             }
             Opcode::Slice { starts, strides, .. } => {
                 let mut sliced = map.clone();
-                for d in 0..starts.len() {
-                    sliced.offset[d] = starts[d] + strides[d] * sliced.offset[d];
-                    sliced.matrix[d].iter_mut().for_each(|m| *m *= strides[d]);
+                for (d, (&start, &stride)) in starts.iter().zip(strides).enumerate() {
+                    sliced.offset[d] = start + stride * sliced.offset[d];
+                    sliced.matrix[d].iter_mut().for_each(|m| *m *= stride);
                 }
-                return self.remember(id, &map, operand(0), sliced);
+                through(sliced)
             }
             Opcode::Reshape => {
-                let from = &self.computation.instructions[operand(0)].shape;
+                let from = &self.computation.instructions[operand?].shape;
                 let rows = crate::shape_inference::shape_ops::unit_dimension_reshape(from, shape)?;
-                return self.remember(id, &map, operand(0), map.select_rows(&rows));
+                through(map.select_rows(&rows))
             }
-            _ => return None,
-        };
-        self.nodes.push(Node { kind, element_type: shape.element_type(), operands });
-        let node = self.nodes.len() - 1;
-        self.memo.insert((id, map), node);
-        Some(node)
+            _ => None,
+        }
     }
 
-    /// The operand nodes of an element-wise instruction (same index space as it).
-    fn operands(&mut self, instruction: &Instruction, map: &IndexMap) -> Option<Vec<usize>> {
-        instruction.operands.iter().map(|&o| self.node(o, map.clone())).collect()
-    }
-
-    /// The node of `operand` read through `operand_map`, remembered as instruction `id`'s node
-    /// under `map` too.
-    fn remember(
+    /// The node of instruction `id` read through `map`, once what it `reads` has nodes: a new
+    /// node, or (for a movement op) its operand's node.
+    fn build(
         &mut self,
         id: InstructionId,
         map: &IndexMap,
-        operand: InstructionId,
-        operand_map: IndexMap,
+        reads: &[(InstructionId, IndexMap)],
     ) -> Option<usize> {
-        let node = self.node(operand, operand_map)?;
-        self.memo.insert((id, map.clone()), node);
-        Some(node)
+        let instruction = &self.computation.instructions[id];
+        let shape = &instruction.shape;
+        let operands: Vec<usize> =
+            reads.iter().map(|(o, m)| self.memo.get(&(*o, m.clone())).copied()).collect::<Option<_>>()?;
+        let kind = match &instruction.opcode {
+            Opcode::Parameter { number } => {
+                let input = *number as usize;
+                let (offset, strides) = map.through_strides(&self.input_shapes.get(input)?.strides());
+                NodeKind::Load { input, offset, strides }
+            }
+            Opcode::Constant(literal) => NodeKind::Constant((**literal).clone()),
+            Opcode::Iota { dimension } => {
+                let mut unit = vec![0; shape.rank()];
+                unit[*dimension as usize] = 1;
+                let (offset, strides) = map.through_strides(&unit);
+                NodeKind::Index { offset, strides }
+            }
+            Opcode::Unary(op) => NodeKind::Unary(*op),
+            Opcode::Binary(op) => NodeKind::Binary(*op),
+            Opcode::Compare(direction) => NodeKind::Compare(*direction),
+            Opcode::Select => NodeKind::Select,
+            Opcode::Clamp => NodeKind::Clamp,
+            Opcode::Convert => NodeKind::Convert,
+            // A movement op is its operand's node.
+            _ => return operands.first().copied(),
+        };
+        self.nodes.push(Node { kind, element_type: shape.element_type(), operands });
+        Some(self.nodes.len() - 1)
     }
 }

@@ -122,10 +122,8 @@ impl LoopProgram {
         if out.shape() != &self.out_shape {
             invalid_argument!("loop program for {} given an output of shape {}", self.out_shape, out.shape());
         }
-        let row_len = *self.sizes.last().unwrap_or(&1);
-        let segments = row_len.div_ceil(CHUNK).max(1);
-        let rows: usize = self.sizes[..self.sizes.len() - 1].iter().product();
-        let total = rows * row_len;
+        let geometry = self.geometry();
+        let total: usize = self.sizes.iter().product();
         with_native_type!(self.out_shape.element_type(), T => {
             let memory = out.storage_mut().as_mut_slice::<T>()?;
             if let Sink::Accumulate { init, .. } = self.sink {
@@ -136,14 +134,14 @@ impl LoopProgram {
             }
             let target = OutTarget { ptr: memory.as_mut_ptr(), len: memory.len() };
             let run_items = |items: &mut dyn Iterator<Item = usize>| -> Result<()> {
-                let mut registers = self.registers(row_len.min(CHUNK))?;
+                let mut registers = self.registers(geometry.tile * geometry.segment_len)?;
                 let mut starts = vec![0isize; self.nodes.len()];
                 for item in items {
-                    self.run_item::<T>(item, segments, inputs, &mut registers, &mut starts, &target)?;
+                    self.run_item::<T>(item, &geometry, inputs, &mut registers, &mut starts, &target)?;
                 }
                 Ok(())
             };
-            let items = rows * segments;
+            let (items, segments) = (geometry.items, geometry.segments);
             let blocks = rayon::current_num_threads() * 4;
             match self.partition(parallel && total >= PARALLEL_THRESHOLD, items, segments) {
                 Partition::Sequential => run_items(&mut (0..items))?,
@@ -159,7 +157,7 @@ impl LoopProgram {
                     let blocks = blocks.min(segments);
                     (0..blocks).into_par_iter().try_for_each(|b| {
                         let (first, last) = (b * segments / blocks, (b + 1) * segments / blocks);
-                        run_items(&mut (0..rows).flat_map(|row| (first..last).map(move |s| row * segments + s)))
+                        run_items(&mut (0..items / segments).flat_map(|row| (first..last).map(move |s| row * segments + s)))
                     })?;
                 }
             }
@@ -200,76 +198,158 @@ impl LoopProgram {
     fn run_item<T: Element>(
         &self,
         item: usize,
-        segments: usize,
+        geometry: &Geometry,
         inputs: &[&Literal],
         registers: &mut [Register],
         starts: &mut [isize],
         target: &OutTarget<T>,
     ) -> Result<()> {
         let last = self.sizes.len() - 1;
-        let (mut row, segment) = (item / segments, item % segments);
+        let segment = item % geometry.segments;
+        let mut rest = item / geometry.segments;
+        let block = rest % geometry.tile_blocks;
+        rest /= geometry.tile_blocks;
         let first = segment * CHUNK;
         let len = CHUNK.min(self.sizes[last] - first);
-        let mut out_offset = first as isize * self.out_strides[last];
+        let (tile_stride_of, first_row, rows) = match geometry.tile_dim {
+            Some(d) => {
+                let first_row = block * geometry.tile;
+                (d, first_row, geometry.tile.min(self.sizes[d] - first_row))
+            }
+            None => (last, 0, 1),
+        };
+        let chunk = Chunk { rows, len };
+        // Offsets of the chunk's first element: the segment, the tile's first row, then the
+        // outer dimensions decoded from the item number.
+        let place = |strides: &[isize], base: isize, mut rest: usize| {
+            let mut offset = base + first as isize * strides[last];
+            if geometry.tile_dim.is_some() {
+                offset += first_row as isize * strides[tile_stride_of];
+            }
+            for d in (0..geometry.outer_dims).rev() {
+                offset += (rest % self.sizes[d]) as isize * strides[d];
+                rest /= self.sizes[d];
+            }
+            offset
+        };
+        let out_offset = place(&self.out_strides, 0, rest);
         for (start, node) in starts.iter_mut().zip(&self.nodes) {
             if let NodeKind::Load { offset, strides, .. } | NodeKind::Index { offset, strides } = &node.kind {
-                *start = offset + first as isize * strides[last];
+                *start = place(strides, *offset, rest);
             }
         }
-        for d in (0..last).rev() {
-            let index = (row % self.sizes[d]) as isize;
-            row /= self.sizes[d];
-            out_offset += index * self.out_strides[d];
-            for (start, node) in starts.iter_mut().zip(&self.nodes) {
-                if let NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } = &node.kind {
-                    *start += index * strides[d];
+        for (k, (node, &start)) in self.nodes.iter().zip(starts.iter()).enumerate() {
+            let (before, after) = registers.split_at_mut(k);
+            let steps = match &node.kind {
+                NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => {
+                    let tile_step = if geometry.tile_dim.is_some() { strides[tile_stride_of] } else { 0 };
+                    [tile_step, strides[last]]
                 }
-            }
-        }
-        for k in 0..self.nodes.len() {
-            let (before, rest) = registers.split_at_mut(k);
-            let row_stride = match &self.nodes[k].kind {
-                NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => strides[last],
-                _ => 0,
+                _ => [0, 0],
             };
-            rest[0].splat =
-                evaluate(&self.nodes[k], before, &mut rest[0].values, inputs, starts[k], row_stride, len)?;
+            after[0].splat = evaluate(node, before, &mut after[0].values, inputs, (start, steps), chunk)?;
         }
-        let result = registers.last().expect("a program has a result").operand::<T>(len)?;
-        match self.sink {
-            Sink::Store => target.store(out_offset, self.out_strides[last], result, len),
-            Sink::Accumulate { op, .. } => {
-                target.accumulate(op, out_offset, self.out_strides[last], result, len)
+        let result = registers.last().expect("a program has a result").operand::<T>(rows * len)?;
+        let out_tile_step = if geometry.tile_dim.is_some() { self.out_strides[tile_stride_of] } else { 0 };
+        for r in 0..rows {
+            let row = match result {
+                Operand::Splat(v) => Operand::Splat(v),
+                Operand::Values(values) => Operand::Values(&values[r * len..(r + 1) * len]),
+            };
+            let offset = out_offset + r as isize * out_tile_step;
+            match self.sink {
+                Sink::Store => target.store(offset, self.out_strides[last], row, len),
+                Sink::Accumulate { op, .. } => {
+                    target.accumulate(op, offset, self.out_strides[last], row, len)
+                }
             }
         }
         Ok(())
     }
+
+    /// How the walk is cut into work items.
+    fn geometry(&self) -> Geometry {
+        let last = self.sizes.len() - 1;
+        let row_len = self.sizes[last];
+        let segment_len = row_len.clamp(1, CHUNK);
+        let segments = row_len.div_ceil(CHUNK).max(1);
+        // Short rows are computed several at a time (a tile of consecutive rows along the
+        // fastest outer dimension), so per-item work is amortized and a gathered input is
+        // read along its contiguous dimension. Reductions keep one row per item.
+        let tile_dim = (last >= 1 && self.sink == Sink::Store).then(|| last - 1);
+        let tile = tile_dim.map_or(1, |d| self.sizes[d].clamp(1, (CHUNK / segment_len).max(1)));
+        let tile_blocks = tile_dim.map_or(1, |d| self.sizes[d].div_ceil(tile));
+        let outer_dims = tile_dim.unwrap_or(last);
+        let outer: usize = self.sizes[..outer_dims].iter().product();
+        Geometry {
+            segments,
+            segment_len,
+            tile_dim,
+            tile,
+            tile_blocks,
+            outer_dims,
+            items: outer * tile_blocks * segments,
+        }
+    }
 }
 
-/// Evaluates one node over a chunk of `len` elements into `out`; returns whether the result is
-/// a splat. `start` and `stride` place a `Load` or `Index` node's chunk.
+/// How a run cuts the walk into work items: each item is one segment (up to `CHUNK`
+/// elements) of `tile` consecutive rows.
+struct Geometry {
+    segments: usize,
+    segment_len: usize,
+    /// The walk dimension whose consecutive indices form a tile (the fastest outer one).
+    tile_dim: Option<usize>,
+    tile: usize,
+    tile_blocks: usize,
+    /// The walk dimensions before the tile dimension, decoded from an item's number.
+    outer_dims: usize,
+    items: usize,
+}
+
+/// One work item's chunk: `rows` rows of `len` elements, row after row in the registers.
+#[derive(Clone, Copy)]
+struct Chunk {
+    rows: usize,
+    len: usize,
+}
+
+impl Chunk {
+    fn count(self) -> usize {
+        self.rows * self.len
+    }
+}
+
+/// Evaluates one node over a chunk into `out`; returns whether the result is a splat. For a
+/// `Load` or `Index` node, `place` is the chunk's first offset and its steps from row to row
+/// and along a row.
 fn evaluate(
     node: &Node,
     registers: &[Register],
     out: &mut Storage,
     inputs: &[&Literal],
-    start: isize,
-    stride: isize,
-    len: usize,
+    (start, [tile_step, step]): (isize, [isize; 2]),
+    chunk: Chunk,
 ) -> Result<bool> {
+    let len = chunk.count();
     let operand_type = |k: usize| registers[node.operands[k]].values.element_type();
     Ok(match &node.kind {
         NodeKind::Load { input, .. } => with_native_type!(node.element_type, T => {
-            load::<T>(inputs[*input].memory::<T>()?, start, stride, &mut out.as_mut_slice::<T>()?[..len])
+            let source = inputs[*input].memory::<T>()?;
+            load::<T>(source, start, [tile_step, step], chunk, &mut out.as_mut_slice::<T>()?[..len])
         }),
         NodeKind::Index { .. } => with_native_type!(node.element_type, T => {
             let out = &mut out.as_mut_slice::<T>()?[..len];
-            let value = |i: usize| T::narrow(Wide::Int((start + i as isize * stride) as i128));
-            if stride == 0 {
-                out[0] = value(0);
+            let value = |r: usize, i: usize| {
+                T::narrow(Wide::Int((start + r as isize * tile_step + i as isize * step) as i128))
+            };
+            if tile_step == 0 && step == 0 {
+                out[0] = value(0, 0);
                 true
             } else {
-                out.iter_mut().enumerate().for_each(|(i, o)| *o = value(i));
+                for (r, row) in out.chunks_exact_mut(chunk.len).enumerate() {
+                    row.iter_mut().enumerate().for_each(|(i, o)| *o = value(r, i));
+                }
                 false
             }
         }),
@@ -316,26 +396,50 @@ fn operands2<'r, T: NativeType>(
     Ok([registers[node.operands[0]].operand::<T>(len)?, registers[node.operands[1]].operand::<T>(len)?])
 }
 
-/// Reads `out.len()` elements of `source` from `start`, `stride` apart: a copy when they are
-/// contiguous, a splat when the stride is 0, a gather otherwise. Returns whether it is a splat.
-fn load<T: Element>(source: &[T], start: isize, stride: isize, out: &mut [T]) -> bool {
-    let start = start as usize;
-    match stride {
-        0 => {
-            out[0] = source[start];
-            true
+/// Reads a chunk of `source`: element (r, i) from `start + r·tile_step + i·step`. A splat
+/// when both steps are 0; rows copied when contiguous; otherwise gathered, column by column
+/// when the rows are the contiguous direction (a transposed input). Returns whether it is a
+/// splat.
+fn load<T: Element>(
+    source: &[T],
+    start: isize,
+    [tile_step, step]: [isize; 2],
+    chunk: Chunk,
+    out: &mut [T],
+) -> bool {
+    let at = |r: usize, i: usize| (start + r as isize * tile_step + i as isize * step) as usize;
+    match (tile_step, step) {
+        (0, 0) => {
+            out[0] = source[start as usize];
+            return true;
         }
-        1 => {
-            out.copy_from_slice(&source[start..start + out.len()]);
-            false
+        (_, 1) => {
+            for (r, row) in out.chunks_exact_mut(chunk.len).enumerate() {
+                let from = at(r, 0);
+                row.copy_from_slice(&source[from..from + chunk.len]);
+            }
+        }
+        (_, 0) => {
+            for (r, row) in out.chunks_exact_mut(chunk.len).enumerate() {
+                row.fill(source[at(r, 0)]);
+            }
+        }
+        (1, _) if chunk.rows > 1 => {
+            // A transposed input: each column of the chunk is contiguous in the source.
+            for i in 0..chunk.len {
+                let from = at(0, i);
+                for (r, &value) in source[from..from + chunk.rows].iter().enumerate() {
+                    out[r * chunk.len + i] = value;
+                }
+            }
         }
         _ => {
-            for (i, o) in out.iter_mut().enumerate() {
-                *o = source[(start as isize + i as isize * stride) as usize];
+            for (r, row) in out.chunks_exact_mut(chunk.len).enumerate() {
+                row.iter_mut().enumerate().for_each(|(i, o)| *o = source[at(r, i)]);
             }
-            false
         }
     }
+    false
 }
 
 /// Lanes of independent accumulators when folding a chunk: they break the dependency chain so
