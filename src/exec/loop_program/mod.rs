@@ -20,7 +20,7 @@ use crate::{ElementType, Literal, Shape};
 
 /// One strided loop: the index space it walks (its *domain*), the expression evaluated per
 /// element, and what it does with each value (its [`Sink`]).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct LoopProgram {
     /// The buffer written: the domain itself for a plain loop, the reduced result for a
     /// reduction.
@@ -33,6 +33,8 @@ pub(crate) struct LoopProgram {
     /// The expression, operands before users; the last node is the result.
     nodes: Vec<Node>,
     sink: Sink,
+    /// Register files kept between runs (see `run.rs`).
+    registers: std::sync::Mutex<Vec<Vec<run::Register>>>,
 }
 
 /// What a loop does with each value it computes.
@@ -236,7 +238,7 @@ impl LoopProgram {
                 }
             }
         }
-        LoopProgram { out_shape, sizes, out_strides, nodes, sink }
+        LoopProgram { out_shape, sizes, out_strides, nodes, sink, registers: Default::default() }
     }
 }
 

@@ -31,15 +31,30 @@ enum Partition {
 }
 
 /// One node's values for the current chunk; a splat holds its one value in element 0.
-struct Register {
+#[derive(Debug)]
+pub(super) struct Register {
     values: Storage,
-    splat: bool,
+    state: State,
+}
+
+/// Where a register's values for the current chunk are.
+#[derive(Clone, Copy, Debug)]
+enum State {
+    /// In its own buffer.
+    Values,
+    /// One value, in element 0 of its buffer, stands for all.
+    Splat,
+    /// A contiguous run of an input, read in place: `len` elements of input `.0` from `.1`.
+    Borrowed(usize, usize),
 }
 
 impl Register {
-    fn operand<T: NativeType>(&self, len: usize) -> Result<Operand<'_, T>> {
-        let values = self.values.as_slice::<T>()?;
-        Ok(if self.splat { Operand::Splat(values[0]) } else { Operand::Values(&values[..len]) })
+    fn operand<'a, T: NativeType>(&'a self, len: usize, inputs: &[&'a Literal]) -> Result<Operand<'a, T>> {
+        Ok(match self.state {
+            State::Values => Operand::Values(&self.values.as_slice::<T>()?[..len]),
+            State::Splat => Operand::Splat(self.values.as_slice::<T>()?[0]),
+            State::Borrowed(input, start) => Operand::Values(&inputs[input].memory::<T>()?[start..start + len]),
+        })
     }
 }
 
@@ -99,6 +114,17 @@ impl<T: Element> OutTarget<T> {
     /// Writes `len` values at `offset + i·stride`.
     fn store(&self, offset: isize, stride: isize, values: Operand<'_, T>, len: usize) {
         self.check(offset, stride, len);
+        if stride == 1 {
+            // SAFETY: `offset..offset + len` lies in the buffer (checked above), which is live
+            // for the run, and no other thread touches it: a work item owns a distinct chunk of
+            // a distinct output row, and the layout maps distinct indices to distinct positions.
+            let row = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(offset as usize), len) };
+            match values {
+                Operand::Splat(v) => row.fill(v),
+                Operand::Values(values) => row.copy_from_slice(values),
+            }
+            return;
+        }
         for i in 0..len {
             let position = (offset + i as isize * stride) as usize;
             let value = match values {
@@ -134,11 +160,12 @@ impl LoopProgram {
             }
             let target = OutTarget { ptr: memory.as_mut_ptr(), len: memory.len() };
             let run_items = |items: &mut dyn Iterator<Item = usize>| -> Result<()> {
-                let mut registers = self.registers(geometry.tile * geometry.segment_len)?;
+                let mut registers = self.take_registers(geometry.tile * geometry.segment_len)?;
                 let mut starts = vec![0isize; self.nodes.len()];
                 for item in items {
                     self.run_item::<T>(item, &geometry, inputs, &mut registers, &mut starts, &target)?;
                 }
+                self.return_registers(registers);
                 Ok(())
             };
             let (items, segments) = (geometry.items, geometry.segments);
@@ -184,14 +211,29 @@ impl LoopProgram {
     }
 
     /// One register per node, of its element type.
-    fn registers(&self, len: usize) -> Result<Vec<Register>> {
+    /// A register file of `len` elements per node: one kept from an earlier run (so a small
+    /// program called often allocates nothing), or a new one.
+    fn take_registers(&self, len: usize) -> Result<Vec<Register>> {
+        let kept = self.registers.lock().ok().and_then(|mut kept| kept.pop());
+        if let Some(registers) = kept.filter(|r| r.first().is_none_or(|r| r.values.len() >= len.max(1))) {
+            return Ok(registers);
+        }
         self.nodes
             .iter()
             .map(|node| {
                 let values = with_native_type!(node.element_type, T => Storage::filled(T::ZERO, len.max(1))?);
-                Ok(Register { values, splat: false })
+                Ok(Register { values, state: State::Values })
             })
             .collect()
+    }
+
+    /// Keeps a register file for later runs (one per thread that may run at once).
+    fn return_registers(&self, registers: Vec<Register>) {
+        if let Ok(mut kept) = self.registers.lock() {
+            if kept.len() < rayon::current_num_threads() * 4 {
+                kept.push(registers);
+            }
+        }
     }
 
     /// Evaluates one work item (chunk `item % segments` of row `item / segments`) and stores it.
@@ -247,9 +289,9 @@ impl LoopProgram {
                 }
                 _ => [0, 0],
             };
-            after[0].splat = evaluate(node, before, &mut after[0].values, inputs, (start, steps), chunk)?;
+            after[0].state = evaluate(node, before, &mut after[0].values, inputs, (start, steps), chunk)?;
         }
-        let result = registers.last().expect("a program has a result").operand::<T>(rows * len)?;
+        let result = registers.last().expect("a program has a result").operand::<T>(rows * len, inputs)?;
         let out_tile_step = if geometry.tile_dim.is_some() { self.out_strides[tile_stride_of] } else { 0 };
         for r in 0..rows {
             let row = match result {
@@ -320,9 +362,9 @@ impl Chunk {
     }
 }
 
-/// Evaluates one node over a chunk into `out`; returns whether the result is a splat. For a
-/// `Load` or `Index` node, `place` is the chunk's first offset and its steps from row to row
-/// and along a row.
+/// Evaluates one node over a chunk into `out` and says where its values are. For a `Load` or
+/// `Index` node, `place` is the chunk's first offset and its steps from row to row and along
+/// a row.
 fn evaluate(
     node: &Node,
     registers: &[Register],
@@ -330,10 +372,16 @@ fn evaluate(
     inputs: &[&Literal],
     (start, [tile_step, step]): (isize, [isize; 2]),
     chunk: Chunk,
-) -> Result<bool> {
+) -> Result<State> {
     let len = chunk.count();
+    if let NodeKind::Load { input, .. } = &node.kind {
+        // A chunk that is one contiguous run of its input is read where it lies.
+        if step == 1 && (chunk.rows == 1 || tile_step == chunk.len as isize) {
+            return Ok(State::Borrowed(*input, start as usize));
+        }
+    }
     let operand_type = |k: usize| registers[node.operands[k]].values.element_type();
-    Ok(match &node.kind {
+    let splat = match &node.kind {
         NodeKind::Load { input, .. } => with_native_type!(node.element_type, T => {
             let source = inputs[*input].memory::<T>()?;
             load::<T>(source, start, [tile_step, step], chunk, &mut out.as_mut_slice::<T>()?[..len])
@@ -358,33 +406,34 @@ fn evaluate(
             true
         }),
         NodeKind::Unary(UnaryOp::IsFinite) => with_native_type!(operand_type(0), T => {
-            chunk_ops::is_finite(registers[node.operands[0]].operand::<T>(len)?, &mut out.as_mut_slice::<bool>()?[..len])
+            chunk_ops::is_finite(registers[node.operands[0]].operand::<T>(len, inputs)?, &mut out.as_mut_slice::<bool>()?[..len])
         }),
         NodeKind::Unary(op) => with_native_type!(node.element_type, T => {
-            chunk_ops::unary(*op, registers[node.operands[0]].operand::<T>(len)?, &mut out.as_mut_slice::<T>()?[..len])
+            chunk_ops::unary(*op, registers[node.operands[0]].operand::<T>(len, inputs)?, &mut out.as_mut_slice::<T>()?[..len])
         }),
         NodeKind::Binary(op) => with_native_type!(node.element_type, T => {
-            let [a, b] = operands2::<T>(node, registers, len)?;
+            let [a, b] = operands2::<T>(node, registers, len, inputs)?;
             chunk_ops::binary(*op, a, b, &mut out.as_mut_slice::<T>()?[..len])
         }),
         NodeKind::Compare(direction) => with_native_type!(operand_type(0), T => {
-            let [a, b] = operands2::<T>(node, registers, len)?;
+            let [a, b] = operands2::<T>(node, registers, len, inputs)?;
             chunk_ops::compare(*direction, a, b, &mut out.as_mut_slice::<bool>()?[..len])
         }),
         NodeKind::Select => with_native_type!(node.element_type, T => {
-            let pred = registers[node.operands[0]].operand::<bool>(len)?;
-            let (t, f) = (registers[node.operands[1]].operand::<T>(len)?, registers[node.operands[2]].operand::<T>(len)?);
+            let pred = registers[node.operands[0]].operand::<bool>(len, inputs)?;
+            let (t, f) = (registers[node.operands[1]].operand::<T>(len, inputs)?, registers[node.operands[2]].operand::<T>(len, inputs)?);
             chunk_ops::select(pred, t, f, &mut out.as_mut_slice::<T>()?[..len])
         }),
         NodeKind::Clamp => with_native_type!(node.element_type, T => {
-            let [lo, x, hi] = [0, 1, 2].map(|k| registers[node.operands[k]].operand::<T>(len));
+            let [lo, x, hi] = [0, 1, 2].map(|k| registers[node.operands[k]].operand::<T>(len, inputs));
             chunk_ops::clamp(lo?, x?, hi?, &mut out.as_mut_slice::<T>()?[..len])
         }),
         NodeKind::Convert => with_native_type!(operand_type(0), S => {
-            let x = registers[node.operands[0]].operand::<S>(len)?;
+            let x = registers[node.operands[0]].operand::<S>(len, inputs)?;
             with_native_type!(node.element_type, D => chunk_ops::convert::<S, D>(x, &mut out.as_mut_slice::<D>()?[..len]))
         }),
-    })
+    };
+    Ok(if splat { State::Splat } else { State::Values })
 }
 
 /// The two operands of a binary node.
@@ -392,8 +441,9 @@ fn operands2<'r, T: NativeType>(
     node: &Node,
     registers: &'r [Register],
     len: usize,
+    inputs: &[&'r Literal],
 ) -> Result<[Operand<'r, T>; 2]> {
-    Ok([registers[node.operands[0]].operand::<T>(len)?, registers[node.operands[1]].operand::<T>(len)?])
+    Ok([registers[node.operands[0]].operand::<T>(len, inputs)?, registers[node.operands[1]].operand::<T>(len, inputs)?])
 }
 
 /// Reads a chunk of `source`: element (r, i) from `start + r·tile_step + i·step`. A splat
