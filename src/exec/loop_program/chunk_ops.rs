@@ -87,8 +87,70 @@ fn map3<A: Copy, T: Copy, U>(
     false
 }
 
+/// The instruction sets a chunk op is compiled for; the best one the CPU has is chosen at
+/// run time, so users need no `target-cpu` flags (DESIGN.md: the fused loops are
+/// compute-bound in cache, and wider vectors pay).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Baseline,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+/// The widest instruction set this CPU supports (detected once; the detection caches).
+fn level() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512dq")
+        {
+            return Level::Avx512;
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            return Level::Avx2;
+        }
+    }
+    Level::Baseline
+}
+
+/// Defines each chunk op three times — for the baseline, AVX2 and AVX-512 — and a public
+/// entry that runs the widest the CPU supports.
+macro_rules! dispatched {
+    ($($(#[$doc:meta])* fn $name:ident<$($g:ident: $bound:path),*>($($arg:ident: $ty:ty),* $(,)?) -> bool $body:block)*) => {$(
+        $(#[$doc])*
+        pub(super) fn $name<$($g: $bound),*>($($arg: $ty),*) -> bool {
+            #[inline(always)]
+            fn generic<$($g: $bound),*>($($arg: $ty),*) -> bool $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
+                unsafe fn avx512<$($g: $bound),*>($($arg: $ty),*) -> bool {
+                    generic($($arg),*)
+                }
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn avx2<$($g: $bound),*>($($arg: $ty),*) -> bool {
+                    generic($($arg),*)
+                }
+                match level() {
+                    // SAFETY: `level()` found the CPU supports every feature these enable.
+                    Level::Avx512 => return unsafe { avx512($($arg),*) },
+                    // SAFETY: as above, for AVX2 and FMA.
+                    Level::Avx2 => return unsafe { avx2($($arg),*) },
+                    Level::Baseline => {}
+                }
+            }
+            generic($($arg),*)
+        }
+    )*};
+}
+
+dispatched! {
 /// A unary op other than `is-finite` (which changes the type; see [`is_finite`]).
-pub(super) fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
+fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
     use UnaryOp::*;
     match op {
         Neg => map1(x, out, Element::neg),
@@ -113,12 +175,12 @@ pub(super) fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -
 }
 
 /// `is-finite`, into `pred`.
-pub(super) fn is_finite<T: Element>(x: Operand<'_, T>, out: &mut [bool]) -> bool {
+fn is_finite<T: Element>(x: Operand<'_, T>, out: &mut [bool]) -> bool {
     map1(x, out, Element::is_finite)
 }
 
 /// A binary op.
-pub(super) fn binary<T: Element>(op: BinaryOp, a: Operand<'_, T>, b: Operand<'_, T>, out: &mut [T]) -> bool {
+fn binary<T: Element>(op: BinaryOp, a: Operand<'_, T>, b: Operand<'_, T>, out: &mut [T]) -> bool {
     use BinaryOp::*;
     match op {
         Add => map2(a, b, out, Element::add),
@@ -140,7 +202,7 @@ pub(super) fn binary<T: Element>(op: BinaryOp, a: Operand<'_, T>, b: Operand<'_,
 }
 
 /// A comparison, into `pred`.
-pub(super) fn compare<T: Element>(
+fn compare<T: Element>(
     direction: ComparisonDirection,
     a: Operand<'_, T>,
     b: Operand<'_, T>,
@@ -158,7 +220,7 @@ pub(super) fn compare<T: Element>(
 }
 
 /// `pred ? on_true : on_false`.
-pub(super) fn select<T: Element>(
+fn select<T: Element>(
     pred: Operand<'_, bool>,
     on_true: Operand<'_, T>,
     on_false: Operand<'_, T>,
@@ -168,7 +230,7 @@ pub(super) fn select<T: Element>(
 }
 
 /// `min(max(x, lo), hi)`: `hi` wins where `lo > hi`.
-pub(super) fn clamp<T: Element>(
+fn clamp<T: Element>(
     lo: Operand<'_, T>,
     x: Operand<'_, T>,
     hi: Operand<'_, T>,
@@ -178,6 +240,7 @@ pub(super) fn clamp<T: Element>(
 }
 
 /// `convert` from `S` to `D`.
-pub(super) fn convert<S: Element, D: Element>(x: Operand<'_, S>, out: &mut [D]) -> bool {
+fn convert<S: Element, D: Element>(x: Operand<'_, S>, out: &mut [D]) -> bool {
     map1(x, out, convert_element::<S, D>)
+}
 }

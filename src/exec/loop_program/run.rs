@@ -15,7 +15,7 @@ use crate::{Literal, NativeType, Result};
 
 /// Elements per chunk: small enough that every register of an expression stays in L1/L2,
 /// large enough that per-chunk dispatch is noise.
-const CHUNK: usize = 1024;
+const CHUNK: usize = 4096;
 
 /// Below this many output elements a program runs on the calling thread: a rayon call costs
 /// more than such work (DESIGN.md, performance).
@@ -53,7 +53,9 @@ impl Register {
         Ok(match self.state {
             State::Values => Operand::Values(&self.values.as_slice::<T>()?[..len]),
             State::Splat => Operand::Splat(self.values.as_slice::<T>()?[0]),
-            State::Borrowed(input, start) => Operand::Values(&inputs[input].memory::<T>()?[start..start + len]),
+            State::Borrowed(input, start) => {
+                Operand::Values(&inputs[input].memory::<T>()?[start..start + len])
+            }
         })
     }
 }
@@ -443,7 +445,10 @@ fn operands2<'r, T: NativeType>(
     len: usize,
     inputs: &[&'r Literal],
 ) -> Result<[Operand<'r, T>; 2]> {
-    Ok([registers[node.operands[0]].operand::<T>(len, inputs)?, registers[node.operands[1]].operand::<T>(len, inputs)?])
+    Ok([
+        registers[node.operands[0]].operand::<T>(len, inputs)?,
+        registers[node.operands[1]].operand::<T>(len, inputs)?,
+    ])
 }
 
 /// Reads a chunk of `source`: element (r, i) from `start + r·tile_step + i·step`. A splat
