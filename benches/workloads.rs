@@ -602,24 +602,6 @@ fn w6_computation(ops: usize) -> XlaComputation {
     builder.build(y).expect("a valid graph")
 }
 
-/// The stack W6 compiles on. `exec::loop_program::Compiler::node` recurses once per node of a
-/// fused expression (three frames, about 1 KiB), so compiling a 10,000-op chain overflows the
-/// main thread's 8 MiB stack (an abort, not an error). Until it walks the DAG iteratively, W6
-/// compiles on a thread with a large stack (spawned outside the timed loop).
-const W6_STACK: usize = 256 << 20;
-
-/// Runs `work` on a fresh thread with a [`W6_STACK`] stack and returns its result.
-fn on_large_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .stack_size(W6_STACK)
-            .spawn_scoped(scope, work)
-            .expect("a thread with a large stack")
-            .join()
-            .expect("the work ran")
-    })
-}
-
 /// The instructions of a computation's HLO text.
 fn instruction_count(hlo: &str) -> usize {
     hlo.lines().filter(|line| line.contains(" = ")).count()
@@ -633,9 +615,7 @@ fn w6(c: &mut Criterion) {
     for ops in [2_500, 10_000] {
         let computation = w6_computation(ops);
         let recorded = instruction_count(&computation.to_hlo_text());
-        let optimized = on_large_stack(|| {
-            computation.compile(&CompileOptions::default()).expect("compiles").to_hlo_text()
-        });
+        let optimized = computation.compile(&CompileOptions::default()).expect("compiles").to_hlo_text();
         eprintln!(
             "W6: {ops} element-wise ops = {recorded} recorded instructions; after optimization {} \
              instructions, {} fusion(s)",
@@ -644,16 +624,8 @@ fn w6(c: &mut Criterion) {
         );
         group.throughput(Throughput::Elements(ops as u64));
         group.bench_function(format!("compile_{ops}_ops"), |bench| {
-            bench.iter_custom(|iterations| {
-                on_large_stack(|| {
-                    let start = std::time::Instant::now();
-                    for _ in 0..iterations {
-                        black_box(
-                            black_box(&computation).compile(&CompileOptions::default()).expect("compiles"),
-                        );
-                    }
-                    start.elapsed()
-                })
+            bench.iter(|| {
+                black_box(black_box(&computation).compile(&CompileOptions::default()).expect("compiles"))
             })
         });
     }

@@ -15,7 +15,8 @@ pub(crate) enum Rewrite {
 impl HloComputation {
     /// Visits every instruction that something reads (or the root) in order, its operands
     /// already redirected by earlier forwards; `visit` sees the instructions before it and may change it in place (keeping
-    /// operands earlier than itself) or forward it. Returns whether anything changed. Forwarded
+    /// operands earlier than itself) or forward it. Returns whether anything was forwarded (a
+    /// visitor that changes an instruction in place keeps its own count). Forwarded
     /// instructions stay in the arena until [`HloComputation::remove_dead`].
     pub(crate) fn rewrite_forward(
         &mut self,
@@ -38,9 +39,8 @@ impl HloComputation {
             for operand in &mut instruction.operands {
                 *operand = forward[*operand];
             }
-            let original = instruction.clone();
             match visit(before, instruction) {
-                Rewrite::Keep => changed |= !instruction.same_as(&original),
+                Rewrite::Keep => {}
                 Rewrite::Forward(target) => {
                     debug_assert!(target < id, "forwarding must go to an earlier instruction");
                     forward[id] = target;
@@ -113,17 +113,5 @@ impl HloComputation {
         }
         *counter += 1;
         format!("{base}.{counter}")
-    }
-}
-
-impl Instruction {
-    /// Whether two versions of an instruction are the same: equal, except that a constant is
-    /// the same as itself even when it holds NaNs (which `==` says differ).
-    fn same_as(&self, other: &Instruction) -> bool {
-        let same_opcode = match (&self.opcode, &other.opcode) {
-            (Opcode::Constant(a), Opcode::Constant(b)) => std::sync::Arc::ptr_eq(a, b) || a == b,
-            (a, b) => a == b,
-        };
-        same_opcode && self.operands == other.operands && self.shape == other.shape && self.name == other.name
     }
 }
