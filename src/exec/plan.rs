@@ -24,7 +24,7 @@ enum Step {
     /// Argument `n`, relaid out to the parameter's declared layout if it comes in another.
     Parameter(usize),
     Constant(Arc<Literal>),
-    Loop(LoopProgram),
+    Loop(Box<LoopProgram>),
     /// A reduce whose reducer is not a single element-wise op: the reducer's plan, run on
     /// scalars.
     Reduce(Box<Plan>),
@@ -45,18 +45,21 @@ impl Plan {
                 match &instruction.opcode {
                     Opcode::Parameter { number } => Step::Parameter(*number as usize),
                     Opcode::Constant(literal) => Step::Constant(literal.clone()),
-                    Opcode::Fusion { computation: fused, .. } => Step::Loop(
+                    Opcode::Fusion { computation: fused, .. } => Step::Loop(Box::new(
                         fused_program(fused, &operand_shapes)
                             .expect("a fusion holds only what a loop computes"),
-                    ),
+                    )),
                     Opcode::Reduce { dimensions, reducer } => match reducer.simple_reducer() {
-                        Some(op) => {
-                            Step::Loop(reduction_of_operand(instruction, dimensions, op, &operand_shapes))
-                        }
+                        Some(op) => Step::Loop(Box::new(reduction_of_operand(
+                            instruction,
+                            dimensions,
+                            op,
+                            &operand_shapes,
+                        ))),
                         None => Step::Reduce(Box::new(Plan::new(reducer.clone()))),
                     },
                     _ => LoopProgram::for_instruction(instruction, &operand_shapes)
-                        .map_or(Step::Kernel, Step::Loop),
+                        .map_or(Step::Kernel, |program| Step::Loop(Box::new(program))),
                 }
             })
             .collect();
