@@ -104,8 +104,11 @@ pub(crate) trait Element: NativeType {
     }
 }
 
-macro_rules! signed_integer {
-    ($($t:ty => $u:ty),*) => {$(
+/// The integer types: `$s` and `$u` are the signed and unsigned types of `$t`'s width (one of
+/// them `$t` itself), so one definition serves both signednesses; only `abs` and `sign`
+/// differ.
+macro_rules! integer {
+    ($($t:ty: signed $s:ty, unsigned $u:ty, abs $abs:expr, sign $sign:expr;)*) => {$(
         impl Element for $t {
             fn widen(self) -> Wide { Wide::Int(self as i128) }
             fn narrow(wide: Wide) -> Self {
@@ -114,62 +117,42 @@ macro_rules! signed_integer {
             fn add(self, rhs: Self) -> Self { self.wrapping_add(rhs) }
             fn sub(self, rhs: Self) -> Self { self.wrapping_sub(rhs) }
             fn mul(self, rhs: Self) -> Self { self.wrapping_mul(rhs) }
-            fn div(self, rhs: Self) -> Self { if rhs == 0 { -1 } else { self.wrapping_div(rhs) } }
+            /// `x / 0` is all ones (-1 signed, the maximum unsigned); `MIN / -1` wraps to `MIN`.
+            fn div(self, rhs: Self) -> Self { if rhs == 0 { !0 } else { self.wrapping_div(rhs) } }
+            /// `x % 0` is `x`; `MIN % -1` is 0.
             fn rem(self, rhs: Self) -> Self { if rhs == 0 { self } else { self.wrapping_rem(rhs) } }
             fn maximum(self, rhs: Self) -> Self { Ord::max(self, rhs) }
             fn minimum(self, rhs: Self) -> Self { Ord::min(self, rhs) }
             fn pow(self, rhs: Self) -> Self { integer_pow(self as i128, rhs as i128) as $t }
             fn neg(self) -> Self { self.wrapping_neg() }
-            fn abs(self) -> Self { self.wrapping_abs() }
-            fn sign(self) -> Self { self.signum() }
+            fn abs(self) -> Self { let abs: fn($t) -> $t = $abs; abs(self) }
+            fn sign(self) -> Self { let sign: fn($t) -> $t = $sign; sign(self) }
+            // Shift amounts compare as unsigned: a negative amount is as large as can be.
             fn shift_left(self, rhs: Self) -> Self {
                 if (rhs as $u) >= <$t>::BITS as $u { 0 } else { self.wrapping_shl(rhs as u32) }
             }
+            /// The bits shift as if signed (a set top bit fills with ones), as XLA does.
             fn shift_right_arithmetic(self, rhs: Self) -> Self {
-                if (rhs as $u) >= <$t>::BITS as $u { if self < 0 { -1 } else { 0 } } else { self >> rhs }
-            }
-            fn shift_right_logical(self, rhs: Self) -> Self {
-                if (rhs as $u) >= <$t>::BITS as $u { 0 } else { ((self as $u) >> rhs) as $t }
-            }
-        }
-    )*};
-}
-
-macro_rules! unsigned_integer {
-    ($($t:ty => $s:ty),*) => {$(
-        impl Element for $t {
-            fn widen(self) -> Wide { Wide::Int(self as i128) }
-            fn narrow(wide: Wide) -> Self {
-                match wide { Wide::Int(i) => i as $t, Wide::Float(f) => f as $t }
-            }
-            fn add(self, rhs: Self) -> Self { self.wrapping_add(rhs) }
-            fn sub(self, rhs: Self) -> Self { self.wrapping_sub(rhs) }
-            fn mul(self, rhs: Self) -> Self { self.wrapping_mul(rhs) }
-            fn div(self, rhs: Self) -> Self { if rhs == 0 { <$t>::MAX } else { self / rhs } }
-            fn rem(self, rhs: Self) -> Self { if rhs == 0 { self } else { self % rhs } }
-            fn maximum(self, rhs: Self) -> Self { Ord::max(self, rhs) }
-            fn minimum(self, rhs: Self) -> Self { Ord::min(self, rhs) }
-            fn pow(self, rhs: Self) -> Self { integer_pow(self as i128, rhs as i128) as $t }
-            fn neg(self) -> Self { self.wrapping_neg() }
-            fn abs(self) -> Self { self }
-            fn sign(self) -> Self { (self != 0) as $t }
-            fn shift_left(self, rhs: Self) -> Self {
-                if rhs >= <$t>::BITS as $t { 0 } else { self << rhs }
-            }
-            /// XLA shifts the bits as if they were signed: a set top bit fills with ones.
-            fn shift_right_arithmetic(self, rhs: Self) -> Self {
-                let shift = if rhs >= <$t>::BITS as $t { <$t>::BITS - 1 } else { rhs as u32 };
+                let shift = if (rhs as $u) >= <$t>::BITS as $u { <$t>::BITS - 1 } else { rhs as u32 };
                 ((self as $s) >> shift) as $t
             }
             fn shift_right_logical(self, rhs: Self) -> Self {
-                if rhs >= <$t>::BITS as $t { 0 } else { self >> rhs }
+                if (rhs as $u) >= <$t>::BITS as $u { 0 } else { ((self as $u) >> rhs as u32) as $t }
             }
         }
     )*};
 }
 
-signed_integer!(i8 => u8, i16 => u16, i32 => u32, i64 => u64);
-unsigned_integer!(u8 => i8, u16 => i16, u32 => i32, u64 => i64);
+integer! {
+    i8: signed i8, unsigned u8, abs i8::wrapping_abs, sign i8::signum;
+    i16: signed i16, unsigned u16, abs i16::wrapping_abs, sign i16::signum;
+    i32: signed i32, unsigned u32, abs i32::wrapping_abs, sign i32::signum;
+    i64: signed i64, unsigned u64, abs i64::wrapping_abs, sign i64::signum;
+    u8: signed i8, unsigned u8, abs |v| v, sign |v| u8::from(v != 0);
+    u16: signed i16, unsigned u16, abs |v| v, sign |v| u16::from(v != 0);
+    u32: signed i32, unsigned u32, abs |v| v, sign |v| u32::from(v != 0);
+    u64: signed i64, unsigned u64, abs |v| v, sign |v| u64::from(v != 0);
+}
 
 /// XLA's integer power: repeated squaring with wrapping; a negative exponent gives 0 unless
 /// the base is 1 (XLA's CPU runtime gives 0 for a base of -1 too).
