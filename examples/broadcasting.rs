@@ -12,23 +12,10 @@ use lazy_xla::{
     XlaComputation,
 };
 
-/// Appends one formatted line to a `String`.
-macro_rules! say {
-    ($out:expr) => {
-        $out.push('\n')
-    };
-    ($out:expr, $($arg:tt)*) => {{
-        $out.push_str(&format!($($arg)*));
-        $out.push('\n');
-    }};
-}
-
-/// A heading, underlined.
-fn heading(out: &mut String, title: &str) {
-    say!(out);
-    say!(out, "{title}");
-    say!(out, "{}", "=".repeat(title.chars().count()));
-}
+#[macro_use]
+#[path = "common/text.rs"]
+mod text;
+use text::heading;
 
 /// A subheading, for the several cases of one section.
 fn subheading(out: &mut String, title: &str) {

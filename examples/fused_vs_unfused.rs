@@ -19,23 +19,10 @@ const COLUMNS: usize = 4096;
 /// Timed runs of each mode; the median is reported.
 const RUNS: usize = 10;
 
-/// Appends one formatted line to a `String`.
-macro_rules! say {
-    ($out:expr) => {
-        $out.push('\n')
-    };
-    ($out:expr, $($arg:tt)*) => {{
-        $out.push_str(&format!($($arg)*));
-        $out.push('\n');
-    }};
-}
-
-/// A heading, underlined.
-fn heading(out: &mut String, title: &str) {
-    say!(out);
-    say!(out, "{title}");
-    say!(out, "{}", "=".repeat(title.chars().count()));
-}
+#[macro_use]
+#[path = "common/text.rs"]
+mod text;
+use text::heading;
 
 /// W1 over `X: f32[rows, cols]`, `b: f32[cols]` (added along dimension 1) and `s: f32[rows]`
 /// (multiplied along dimension 0).

@@ -5,23 +5,10 @@
 
 use lazy_xla::{shape, ElementType, Layout, Literal, PaddingValue, Shape};
 
-/// Appends one formatted line to a `String`.
-macro_rules! say {
-    ($out:expr) => {
-        $out.push('\n')
-    };
-    ($out:expr, $($arg:tt)*) => {{
-        $out.push_str(&format!($($arg)*));
-        $out.push('\n');
-    }};
-}
-
-/// A heading, underlined.
-fn heading(out: &mut String, title: &str) {
-    say!(out);
-    say!(out, "{title}");
-    say!(out, "{}", "=".repeat(title.chars().count()));
-}
+#[macro_use]
+#[path = "common/text.rs"]
+mod text;
+use text::heading;
 
 /// Bytes as letters, separated by spaces; a zero byte (padding) prints as `0`.
 fn letters(bytes: &[u8]) -> String {

@@ -19,23 +19,10 @@ const OUTPUT: usize = 3;
 /// How far lazy-xla's probabilities may be from ndarray's, and a row's sum from 1.
 const TOLERANCE: f32 = 1e-5;
 
-/// Appends one formatted line to a `String`.
-macro_rules! say {
-    ($out:expr) => {
-        $out.push('\n')
-    };
-    ($out:expr, $($arg:tt)*) => {{
-        $out.push_str(&format!($($arg)*));
-        $out.push('\n');
-    }};
-}
-
-/// A heading, underlined.
-fn heading(out: &mut String, title: &str) {
-    say!(out);
-    say!(out, "{title}");
-    say!(out, "{}", "=".repeat(title.chars().count()));
-}
+#[macro_use]
+#[path = "common/text.rs"]
+mod text;
+use text::heading;
 
 // ---- The data ---------------------------------------------------------------------------------
 

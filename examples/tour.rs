@@ -17,23 +17,10 @@ const SIZE: usize = 1024;
 /// Timed runs of each mode; the median is reported.
 const RUNS: usize = 7;
 
-/// Appends one formatted line to a `String`.
-macro_rules! say {
-    ($out:expr) => {
-        $out.push('\n')
-    };
-    ($out:expr, $($arg:tt)*) => {{
-        $out.push_str(&format!($($arg)*));
-        $out.push('\n');
-    }};
-}
-
-/// A heading, underlined.
-fn heading(out: &mut String, title: &str) {
-    say!(out);
-    say!(out, "{title}");
-    say!(out, "{}", "=".repeat(title.chars().count()));
-}
+#[macro_use]
+#[path = "common/text.rs"]
+mod text;
+use text::heading;
 
 /// Every line of `text`, indented by four spaces (trailing blank lines dropped).
 fn indented(text: &str) -> String {
