@@ -1,6 +1,9 @@
 //! `examples/broadcasting.rs` and `examples/mlp.rs` print what they compute: pin the lines that
 //! carry the broadcasting document's values and errors, and the perceptron's checks.
 
+// Each example is included whole, with its own copy of the shared report writer.
+#![allow(clippy::duplicate_mod)]
+
 #[allow(dead_code)]
 #[path = "../examples/broadcasting.rs"]
 mod broadcasting;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::exec::kernels::contraction;
 use crate::exec::kernels::data_movement;
 use crate::exec::loop_program::LoopProgram;
-use crate::hlo::{BinaryOp, HloComputation, Instruction, Opcode};
+use crate::hlo::{HloComputation, Instruction, Opcode};
 use crate::{Literal, Result, Shape};
 
 /// A computation made ready to run.
@@ -49,13 +49,14 @@ impl Plan {
                         fused_program(fused, &operand_shapes)
                             .expect("a fusion holds only what a loop computes"),
                     )),
-                    Opcode::Reduce { dimensions, reducer } => match reducer.simple_reducer() {
-                        Some(op) => Step::Loop(Box::new(reduction_of_operand(
-                            instruction,
-                            dimensions,
-                            op,
-                            &operand_shapes,
-                        ))),
+                    Opcode::Reduce { reducer, .. } => match reducer.simple_reducer() {
+                        Some(_) => Step::Loop(Box::new(
+                            fused_program(
+                                &HloComputation::single(instruction, &operand_shapes),
+                                &operand_shapes,
+                            )
+                            .expect("a reduce of a parameter is a loop"),
+                        )),
                         None => Step::Reduce(Box::new(Plan::new(reducer.clone()))),
                     },
                     _ => LoopProgram::for_instruction(instruction, &operand_shapes)
@@ -181,8 +182,8 @@ fn compute(
     }
 }
 
-/// The loop of a fusion: a plain loop, or (for an input fusion, rooted at a reduce) a
-/// reduction of the fused producer.
+/// The loop of a fusion (or of a single instruction as one): a plain loop, or, when rooted at
+/// a reduce, a reduction of its producer.
 fn fused_program(fused: &HloComputation, input_shapes: &[Shape]) -> Option<LoopProgram> {
     let root = &fused.instructions[fused.root];
     match &root.opcode {
@@ -203,28 +204,6 @@ fn fused_program(fused: &HloComputation, input_shapes: &[Shape]) -> Option<LoopP
         }
         _ => LoopProgram::compile(fused, input_shapes),
     }
-}
-
-/// The loop of an unfused reduce (with a simple reducer) of its operand.
-fn reduction_of_operand(
-    instruction: &Instruction,
-    dimensions: &[i64],
-    op: BinaryOp,
-    operand_shapes: &[Shape],
-) -> LoopProgram {
-    let parameters = operand_shapes
-        .iter()
-        .enumerate()
-        .map(|(number, shape)| Instruction {
-            opcode: Opcode::Parameter { number: number as i64 },
-            operands: vec![],
-            shape: shape.clone(),
-            name: format!("p{number}"),
-        })
-        .collect();
-    let operands = HloComputation { name: "reduce_operands".into(), instructions: parameters, root: 0 };
-    LoopProgram::compile_reduction(&operands, 0, operand_shapes, dimensions, (op, 1), &instruction.shape)
-        .expect("a parameter is a loop's input")
 }
 
 /// Runs a reduce step whose reducer is interpreted.

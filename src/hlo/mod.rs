@@ -41,6 +41,26 @@ pub(crate) struct HloComputation {
 }
 
 impl HloComputation {
+    /// The computation of one instruction alone: its operands become parameters of
+    /// `operand_shapes`, in order, and it is the root.
+    pub(crate) fn single(instruction: &Instruction, operand_shapes: &[Shape]) -> HloComputation {
+        let mut instructions: Vec<Instruction> = operand_shapes
+            .iter()
+            .enumerate()
+            .map(|(number, shape)| Instruction {
+                opcode: Opcode::Parameter { number: number as i64 },
+                operands: vec![],
+                shape: shape.clone(),
+                name: format!("p{number}"),
+            })
+            .collect();
+        let mut single = instruction.clone();
+        single.operands = (0..operand_shapes.len()).collect();
+        instructions.push(single);
+        let root = instructions.len() - 1;
+        HloComputation { name: "single".into(), instructions, root }
+    }
+
     /// The parameters, ordered by parameter number.
     pub(crate) fn parameters(&self) -> Vec<&Instruction> {
         let mut parameters: Vec<(i64, &Instruction)> = self

@@ -160,22 +160,7 @@ impl LoopProgram {
         instruction: &Instruction,
         operand_shapes: &[Shape],
     ) -> Option<LoopProgram> {
-        let mut instructions: Vec<Instruction> = operand_shapes
-            .iter()
-            .enumerate()
-            .map(|(number, shape)| Instruction {
-                opcode: Opcode::Parameter { number: number as i64 },
-                operands: vec![],
-                shape: shape.clone(),
-                name: format!("p{number}"),
-            })
-            .collect();
-        let mut single = instruction.clone();
-        single.operands = (0..operand_shapes.len()).collect();
-        instructions.push(single);
-        let root = instructions.len() - 1;
-        let computation = HloComputation { name: "single".into(), instructions, root };
-        LoopProgram::compile(&computation, operand_shapes)
+        LoopProgram::compile(&HloComputation::single(instruction, operand_shapes), operand_shapes)
     }
 
     /// Orders the walk by the domain's memory order, drops size-1 dimensions, and merges
