@@ -6,7 +6,7 @@
 
 use std::panic::Location;
 
-use crate::{ElementType, Shape};
+use crate::element_type::ElementType;
 
 /// `Result` with lazy-xla's [`Error`] as the default error type.
 ///
@@ -57,13 +57,27 @@ pub enum Error {
     Op {
         /// The op's name as HLO prints it (`add`, `broadcast`, …).
         op: String,
-        /// The shapes of its operands, with layouts.
-        operands: Vec<Shape>,
+        /// The shapes of its operands in XLA's text form, with layouts (`f32[2,3]{1,0}`).
+        operands: Vec<String>,
         /// The caller's `file:line:column`.
         location: &'static Location<'static>,
         /// The rejection itself.
         #[source]
         source: Box<Error>,
+    },
+    /// A computation that breaks the IR's contract, found by the verifier: an instruction whose
+    /// shape is not what shape inference gives, an operand after its user, a fusion holding
+    /// what its kind cannot compute, …; a bug in the stage named (or a malformed module).
+    #[error("{message}: `{instruction}` in computation {computation} (verified after {stage})")]
+    InvalidComputation {
+        /// What made the computation: `build`, or the optimizer pass that changed it last.
+        stage: String,
+        /// The computation's name.
+        computation: String,
+        /// The offending instruction, as HLO text.
+        instruction: String,
+        /// What is wrong with it.
+        message: String,
     },
     /// A feature XLA has that lazy-xla does not implement.
     #[error("unimplemented: {0}")]
@@ -78,19 +92,18 @@ impl Error {
 }
 
 /// Shapes joined as `f32[2]{0}, s32[]`.
-fn join_shapes(shapes: &[Shape]) -> String {
-    let parts: Vec<String> = shapes.iter().map(Shape::to_string).collect();
-    if parts.is_empty() {
+fn join_shapes(shapes: &[String]) -> String {
+    if shapes.is_empty() {
         "none".to_string()
     } else {
-        parts.join(", ")
+        shapes.join(", ")
     }
 }
 
 /// Returns early with an [`Error::InvalidArgument`] built by `format!`.
 macro_rules! invalid_argument {
     ($($arg:tt)*) => {
-        return Err($crate::Error::InvalidArgument(format!($($arg)*)))
+        return Err($crate::error::Error::InvalidArgument(format!($($arg)*)))
     };
 }
 pub(crate) use invalid_argument;

@@ -137,7 +137,9 @@
 
 extern crate self as lazy_xla;
 
+mod attributes;
 mod builder;
+mod element_type;
 mod error;
 mod exec;
 mod hlo;
@@ -147,14 +149,17 @@ mod shape;
 mod shape_inference;
 mod storage;
 
-pub use builder::*;
-pub use error::{Error, Result};
-pub use exec::{CompileOptions, Executable};
-pub use hlo::{
+pub use attributes::{
     BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, PaddingConfigDimension, UnaryOp,
 };
+pub use builder::*;
+pub use element_type::ElementType;
+pub use error::{Error, Result};
+pub use exec::{CompileOptions, Executable};
+pub use hlo::computation::{ProgramShape, XlaComputation};
 pub use literal::Literal;
-pub use shape::{ElementType, Layout, NativeType, PaddingValue, Shape};
+pub use shape::{Layout, PaddingValue, Shape};
+pub use storage::NativeType;
 
 /// A [`Shape`] in XLA's notation: `shape!(f32[2, 3])`, `shape!(f32[2, 3]{0, 1})`,
 /// `shape!(s32[])`, `shape!(f32[n, 4])`.

@@ -1,11 +1,174 @@
-//! Typed host storage: one `Vec` per element type, the buffer behind every [`Literal`].
+//! Typed host storage: the Rust type that holds each element type ([`NativeType`]), and one
+//! `Vec` per element type ([`Storage`]), the buffer behind every [`Literal`].
 //!
 //! [`Literal`]: crate::Literal
 
+use std::fmt::Debug;
 use std::sync::Mutex;
 
-use crate::shape::element_type::with_native_type;
-use crate::{ElementType, Error, NativeType, Result};
+use crate::element_type::ElementType;
+use crate::error::{Error, Result};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that holds elements of one [`ElementType`]: `bool`, `i8`…`i64`, `u8`…`u64`,
+/// `half::f16`, `half::bf16`, `f32`, `f64`.
+///
+/// ```
+/// use lazy_xla::{ElementType, NativeType};
+/// assert_eq!(<half::bf16 as NativeType>::ELEMENT_TYPE, ElementType::Bf16);
+/// assert_eq!(i8::LOWEST, -128);
+/// ```
+pub trait NativeType:
+    Copy + Send + Sync + PartialEq + PartialOrd + Debug + Default + 'static + sealed::Sealed
+{
+    /// The element type this Rust type holds.
+    const ELEMENT_TYPE: ElementType;
+    /// 0 (`false` for `pred`).
+    const ZERO: Self;
+    /// 1 (`true` for `pred`).
+    const ONE: Self;
+    /// The lowest value: the minimum of an integer type, -∞ for floats (XLA's `MinValue`).
+    const LOWEST: Self;
+    /// The highest value: the maximum of an integer type, +∞ for floats (XLA's `MaxValue`).
+    const HIGHEST: Self;
+    /// The value as an `f64` (exact for all but the largest 64-bit integers).
+    fn to_f64(self) -> f64;
+    /// Wraps a vector of this type as typed storage.
+    #[doc(hidden)]
+    fn into_storage(values: Vec<Self>) -> Storage;
+    /// The storage's elements, if they are of this type.
+    #[doc(hidden)]
+    fn slice_of(storage: &Storage) -> Option<&[Self]>;
+    /// The storage's elements, mutable, if they are of this type.
+    #[doc(hidden)]
+    fn slice_of_mut(storage: &mut Storage) -> Option<&mut [Self]>;
+}
+
+macro_rules! native_type {
+    ($rust:ty, $variant:ident, $zero:expr, $one:expr, $lowest:expr, $highest:expr, |$v:ident| $to_f64:expr) => {
+        impl sealed::Sealed for $rust {}
+        impl NativeType for $rust {
+            const ELEMENT_TYPE: ElementType = ElementType::$variant;
+            const ZERO: Self = $zero;
+            const ONE: Self = $one;
+            const LOWEST: Self = $lowest;
+            const HIGHEST: Self = $highest;
+            fn to_f64(self) -> f64 {
+                let $v = self;
+                $to_f64
+            }
+            fn into_storage(values: Vec<Self>) -> Storage {
+                Storage::$variant(values)
+            }
+            fn slice_of(storage: &Storage) -> Option<&[Self]> {
+                match storage {
+                    Storage::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_of_mut(storage: &mut Storage) -> Option<&mut [Self]> {
+                match storage {
+                    Storage::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+macro_rules! native_int {
+    ($($rust:ty => $variant:ident),*) => {$(
+        native_type!($rust, $variant, 0, 1, <$rust>::MIN, <$rust>::MAX, |v| v as f64);
+    )*};
+}
+
+native_type!(bool, Pred, false, true, false, true, |v| if v { 1.0 } else { 0.0 });
+native_int!(i8 => S8, i16 => S16, i32 => S32, i64 => S64, u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+native_type!(
+    half::f16,
+    F16,
+    half::f16::ZERO,
+    half::f16::ONE,
+    half::f16::NEG_INFINITY,
+    half::f16::INFINITY,
+    |v| v.to_f64()
+);
+native_type!(
+    half::bf16,
+    Bf16,
+    half::bf16::ZERO,
+    half::bf16::ONE,
+    half::bf16::NEG_INFINITY,
+    half::bf16::INFINITY,
+    |v| v.to_f64()
+);
+native_type!(f32, F32, 0.0, 1.0, f32::NEG_INFINITY, f32::INFINITY, |v| v as f64);
+native_type!(f64, F64, 0.0, 1.0, f64::NEG_INFINITY, f64::INFINITY, |v| v);
+
+/// Runs `$body` with `$T` bound to the Rust type of the [`ElementType`] `$element_type`: the one
+/// place that turns a run-time element type into a monomorphized call.
+macro_rules! with_native_type {
+    ($element_type:expr, $T:ident => $body:expr) => {
+        match $element_type {
+            $crate::element_type::ElementType::Pred => {
+                type $T = bool;
+                $body
+            }
+            $crate::element_type::ElementType::S8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::element_type::ElementType::S16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::element_type::ElementType::S32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::element_type::ElementType::S64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::element_type::ElementType::U8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::element_type::ElementType::U16 => {
+                type $T = u16;
+                $body
+            }
+            $crate::element_type::ElementType::U32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::element_type::ElementType::U64 => {
+                type $T = u64;
+                $body
+            }
+            $crate::element_type::ElementType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::element_type::ElementType::Bf16 => {
+                type $T = half::bf16;
+                $body
+            }
+            $crate::element_type::ElementType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::element_type::ElementType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_native_type;
 
 /// A typed vector of elements, in memory order.
 #[derive(Clone, Debug, PartialEq)]
@@ -177,4 +340,19 @@ fn recycled(element_type: ElementType, len: usize) -> Option<Storage> {
     let mut kept = RECYCLED.lock().ok()?;
     let position = kept.iter().rposition(|s| s.element_type() == element_type && s.len() == len)?;
     Some(kept.swap_remove(position))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn native_types_match_their_element_types() {
+        for t in ElementType::ALL {
+            let size = with_native_type!(t, T => std::mem::size_of::<T>());
+            assert_eq!(size, t.byte_size(), "{t}");
+            let native = with_native_type!(t, T => T::ELEMENT_TYPE);
+            assert_eq!(native, t);
+        }
+    }
 }

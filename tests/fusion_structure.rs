@@ -9,9 +9,9 @@
 
 use approx::assert_relative_eq;
 use lazy_xla::{
-    add, broadcast_in_dim, convert_element_type, dot, exp, gt, iota, lt, max, mul, neg, reduce, reshape,
-    select, sub, transpose, CompileOptions, ElementType, Executable, Literal, NativeType, Result, Shape,
-    XlaBuilder, XlaComputation, XlaOp,
+    abs, add, broadcast_in_dim, convert_element_type, dot, exp, gt, iota, is_finite, lt, max, mul, neg,
+    reduce, reshape, select, sub, transpose, CompileOptions, ElementType, Executable, Literal, NativeType,
+    Result, Shape, XlaBuilder, XlaComputation, XlaOp,
 };
 
 /// One instruction line of the HLO text: its opcode and the whole line (trimmed).
@@ -403,6 +403,44 @@ fn a_reduce_between_two_chains_splits_them_into_two_fusions() -> Result<()> {
         .map(|r| -3.0 * (0..3).map(|c| (((r * 3 + c) % 17) as f32 - 9.0).powi(2)).sum::<f32>())
         .collect();
     assert_eq!(out, expected);
+    Ok(())
+}
+
+/// The everyday "relu, then sum" (XLA's `ReduceHloTest.HandleReductionToVectorAndOtherReduction`
+/// narrowed down): one scalar constant feeds both the reduced expression and the reduce's init
+/// value. The init stays an input of the input fusion (the loop starts from it) while the
+/// constant is also computed inside it.
+#[test]
+fn a_constant_that_is_both_init_and_operand_fuses_into_the_reduce() -> Result<()> {
+    let b = XlaBuilder::new("relu_sum");
+    let x = b.parameter(0, &"f32[6]".parse()?, "x");
+    let zero = b.constant_r0(0.0f32);
+    let computation = b.build(reduce(max(x, zero, &[]), zero, &sum_computation()?, &[0]))?;
+    let hlo = fused(&computation).to_hlo_text();
+    assert_eq!(entry_ops(&hlo), ["constant", "fusion:kInput"], "{hlo}");
+    let xv = Literal::vec1(&[1.0f32, -2.0, 3.0, -4.0, 5.0, 0.5]);
+    assert_eq!(same_as_unfused(&computation, &[&xv]).to_vec::<f32>()?, vec![9.5]);
+    Ok(())
+}
+
+/// The masked reduction of issue 9: the sum of `select(is_finite(x), abs(x), zeros)`, whose
+/// `zero` (merged by CSE with the init value) is both inside the loop and its starting value.
+#[test]
+fn a_masked_reduction_runs_fused() -> Result<()> {
+    let b = XlaBuilder::new("masked_sum");
+    let x = b.parameter(0, &"f32[6]".parse()?, "x");
+    let zeros = broadcast_in_dim(b.constant_r0(0.0f32), &[6], &[]);
+    let masked = select(is_finite(x), abs(x), zeros);
+    let computation = b.build(reduce(masked, b.constant_r0(0.0f32), &sum_computation()?, &[0]))?;
+    let xv = Literal::vec1(&[1.0f32, f32::NAN, -3.0, f32::INFINITY, 2.5, f32::NEG_INFINITY]);
+    assert_eq!(same_as_unfused(&computation, &[&xv]).to_vec::<f32>()?, vec![6.5]);
+    // The smallest graph the differential fuzzer found: reduce(x + zero, zero).
+    let b = XlaBuilder::new("plus_zero_sum");
+    let x = b.parameter(0, &"f32[3]".parse()?, "x");
+    let zero = b.constant_r0(0.0f32);
+    let computation = b.build(reduce(add(x, zero, &[]), zero, &sum_computation()?, &[0]))?;
+    let xv = Literal::vec1(&[1.0f32, 2.0, 4.0]);
+    assert_eq!(same_as_unfused(&computation, &[&xv]).to_vec::<f32>()?, vec![7.0]);
     Ok(())
 }
 

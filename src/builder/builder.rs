@@ -6,9 +6,12 @@ use std::fmt;
 use std::panic::Location;
 use std::sync::Arc;
 
-use crate::builder::XlaComputation;
-use crate::hlo::{HloComputation, Instruction, InstructionId, Opcode};
-use crate::{Error, Literal, NativeType, Result, Shape};
+use crate::error::{Error, Result};
+use crate::hlo::computation::XlaComputation;
+use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
+use crate::literal::Literal;
+use crate::shape::Shape;
+use crate::storage::NativeType;
 
 /// Records ops into a computation graph, inferring every op's shape the moment it is made.
 ///
@@ -313,7 +316,7 @@ impl XlaBuilder {
             })
             .collect();
         let outcome = resolved.and_then(|resolved| {
-            let shapes: Vec<Shape> = resolved.iter().map(|o| o.shape.clone()).collect();
+            let shapes: Vec<String> = resolved.iter().map(|o| o.shape.to_string()).collect();
             lower(&mut Emitter { state: &mut state }, &resolved).map_err(|source| Error::Op {
                 op: op.to_string(),
                 operands: shapes,

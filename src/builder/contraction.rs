@@ -2,8 +2,10 @@
 
 use std::sync::Arc;
 
-use crate::builder::{XlaComputation, XlaOp};
-use crate::hlo::{DotDimensionNumbers, HloComputation, Opcode};
+use crate::attributes::DotDimensionNumbers;
+use crate::builder::XlaOp;
+use crate::hlo::computation::XlaComputation;
+use crate::hlo::ir::{HloComputation, Opcode};
 use crate::shape_inference::dot::dot_shape;
 use crate::shape_inference::reduce::reduce_shape;
 

@@ -1,14 +1,15 @@
 //! Ops that move or make data without arithmetic: iota, broadcasts, reshape, transpose,
 //! slice, concatenate, pad and reverse.
 
+use crate::attributes::PaddingConfig;
 use crate::builder::{XlaBuilder, XlaOp};
-use crate::hlo::{Opcode, PaddingConfig};
+use crate::hlo::ir::Opcode;
+use crate::shape::Shape;
 use crate::shape_inference::broadcast::{broadcast_in_dim_shape, broadcast_shape};
 use crate::shape_inference::shape_ops::{
     concatenate_shape, iota_shape, pad_shape, reshape_shape, reverse_shape, slice_shape, transpose_shape,
 };
 use crate::shape_inference::{higher_precision, make_shape};
-use crate::Shape;
 
 /// An array of `shape` whose elements count 0, 1, 2, … along `iota_dimension` (and repeat
 /// along the others). The result keeps the given layout.

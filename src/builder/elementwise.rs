@@ -1,13 +1,14 @@
 //! Element-wise ops as free functions: binary (with broadcasting), compare, unary, select,
 //! clamp and convert.
 
+use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::builder::XlaOp;
-use crate::hlo::{BinaryOp, ComparisonDirection, Opcode, UnaryOp};
+use crate::element_type::ElementType;
+use crate::hlo::ir::Opcode;
 use crate::shape_inference::elementwise::{
     binary_shape, clamp_shape, compare_shape, convert_shape, select_shape, unary_shape,
 };
 use crate::shape_inference::higher_precision;
-use crate::ElementType;
 
 /// Records a binary element-wise op with XLA's broadcasting.
 #[track_caller]

@@ -2,10 +2,11 @@
 //! instructions, as `XlaBuilder::BinaryOp`, `TernaryOp` and `AddBroadcastSequence` do.
 
 use crate::builder::builder::{Emitter, Operand};
-use crate::error::invalid_argument;
-use crate::hlo::{InstructionId, Opcode};
+use crate::element_type::ElementType;
+use crate::error::{invalid_argument, Result};
+use crate::hlo::ir::{InstructionId, Opcode};
+use crate::shape::Shape;
 use crate::shape_inference::make_shape;
-use crate::{ElementType, Result, Shape};
 
 impl Emitter<'_> {
     /// The operands of a binary op brought to the result's dimensions: the lower-rank operand

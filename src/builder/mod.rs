@@ -1,9 +1,9 @@
 //! The builder: [`XlaBuilder`] records ops into a graph, [`XlaOp`] handles them, the free
-//! functions make them (one file per op family), and [`XlaComputation`] is the built graph.
+//! functions make them (one file per op family); [`XlaBuilder::build`] returns the graph as an
+//! [`XlaComputation`](crate::XlaComputation).
 
 #[allow(clippy::module_inception)]
 mod builder;
-mod computation;
 mod contraction;
 mod data_movement;
 mod elementwise;
@@ -11,7 +11,6 @@ mod lowering;
 mod operators;
 
 pub use builder::{XlaBuilder, XlaOp};
-pub use computation::{ProgramShape, XlaComputation};
 pub use contraction::{dot, dot_general, reduce};
 pub use data_movement::{
     broadcast, broadcast_in_dim, concat_in_dim, iota, pad, reshape, rev, slice, transpose,

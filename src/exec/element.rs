@@ -2,7 +2,7 @@
 //! shifts with XLA's edge cases, NaN-propagating max/min, conversions that truncate and
 //! saturate, half-precision types computed in f32 and rounded once.
 
-use crate::NativeType;
+use crate::storage::NativeType;
 
 /// A value of any element type widened without loss: integers to `i128`, floats to `f64`.
 #[derive(Clone, Copy, Debug)]
@@ -339,7 +339,7 @@ pub(crate) fn convert<S: Element, D: Element>(value: S) -> D {
 /// for its op and vectorizes.
 macro_rules! with_binary_fn {
     ($T:ty, $op:expr, $f:ident => $body:expr) => {{
-        use $crate::hlo::BinaryOp::*;
+        use $crate::attributes::BinaryOp::*;
         match $op {
             Add => {
                 let $f = |a: $T, b: $T| Element::add(a, b);

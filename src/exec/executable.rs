@@ -2,9 +2,12 @@
 
 use std::sync::Arc;
 
-use crate::error::invalid_argument;
-use crate::exec::plan::{relayout, Plan};
-use crate::{Error, Literal, Result, XlaComputation};
+use crate::error::{invalid_argument, Error, Result};
+use crate::exec::plan::{evaluate, Plan};
+use crate::hlo::computation::XlaComputation;
+use crate::hlo::text::module_text;
+use crate::literal::Literal;
+use crate::passes::optimize;
 
 /// How to compile a computation.
 ///
@@ -24,6 +27,23 @@ pub struct CompileOptions {
 impl Default for CompileOptions {
     fn default() -> Self {
         CompileOptions { fusion: true, num_threads: None }
+    }
+}
+
+impl CompileOptions {
+    /// The default options with fusion off: every op computes into its own buffer (the
+    /// baseline fused execution is measured and checked against).
+    ///
+    /// ```
+    /// use lazy_xla::*;
+    /// let b = XlaBuilder::new("f");
+    /// let x = b.parameter(0, &shape!(f32[4]), "x");
+    /// let exe = b.build(exp(x) + x)?.compile(&CompileOptions::unfused())?;
+    /// assert!(!exe.to_hlo_text().contains("fusion"));
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn unfused() -> CompileOptions {
+        CompileOptions { fusion: false, ..Default::default() }
     }
 }
 
@@ -68,9 +88,17 @@ impl XlaComputation {
             ),
             _ => None,
         };
-        let optimized = crate::passes::optimize(&self.entry, options.fusion);
-        Ok(Executable { plan: Plan::new(Arc::new(optimized)), options: options.clone(), pool })
+        let optimized = optimize(&self.entry, options.fusion, verify_passes(), &evaluate)?;
+        Ok(Executable { plan: Plan::new(Arc::new(optimized))?, options: options.clone(), pool })
     }
+}
+
+/// Whether `compile` verifies the computation and the result of every optimizer pass: always
+/// in debug builds of lazy-xla (and so in its tests), and in release builds when the
+/// environment variable `LAZY_XLA_VERIFY` is set to `1`. A failure is an
+/// [`Error::InvalidComputation`] naming the pass and the instruction.
+fn verify_passes() -> bool {
+    cfg!(debug_assertions) || std::env::var_os("LAZY_XLA_VERIFY").is_some_and(|v| v == "1")
 }
 
 impl Executable {
@@ -88,13 +116,9 @@ impl Executable {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn execute(&self, arguments: &[&Literal]) -> Result<Literal> {
-        self.check_arguments(arguments)?;
-        let result = self.run(arguments)?;
-        let root_shape = self.plan.computation().result_shape();
-        if result.shape() == root_shape {
-            return Ok(result.into_owned());
-        }
-        relayout(&result, root_shape, self.parallel())
+        let mut out = Literal::for_overwrite(self.plan.computation().result_shape())?;
+        self.execute_into(arguments, &mut out)?;
+        Ok(out)
     }
 
     /// Runs the computation and writes the result into `out`, which must have the root's
@@ -137,7 +161,7 @@ impl Executable {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn to_hlo_text(&self) -> String {
-        crate::hlo::module_text(self.plan.computation())
+        module_text(self.plan.computation())
     }
 
     /// The options it was compiled with.
@@ -155,14 +179,6 @@ impl Executable {
 
     fn parallel(&self) -> bool {
         self.options.num_threads != Some(1)
-    }
-
-    fn run<'a>(&'a self, arguments: &[&'a Literal]) -> Result<std::borrow::Cow<'a, Literal>> {
-        let parallel = self.parallel();
-        match &self.pool {
-            Some(pool) => pool.install(|| self.plan.run(arguments, parallel)),
-            None => self.plan.run(arguments, parallel),
-        }
     }
 
     /// Arguments must match the parameters in count, element type and dimensions (any layout).

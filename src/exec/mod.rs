@@ -6,5 +6,6 @@ mod executable;
 pub(crate) mod kernels;
 pub(crate) mod loop_program;
 pub(crate) mod plan;
+mod relayout;
 
 pub use executable::{CompileOptions, Executable};

@@ -2,7 +2,7 @@
 //! is in topological order, each instruction sees its operands already rewritten, and may be
 //! replaced in place or forwarded to an earlier instruction, in O(size of the graph).
 
-use crate::hlo::{HloComputation, Instruction, InstructionId, Opcode};
+use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 
 /// What a rewrite does with one instruction.
 pub(crate) enum Rewrite {

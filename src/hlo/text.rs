@@ -3,20 +3,23 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use crate::hlo::{HloComputation, Instruction, Opcode};
+use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::literal::display::values_text;
 use crate::shape::layout::join;
-use crate::Shape;
+use crate::shape::Shape;
 
 /// The whole module as jaxlib 0.6.0's `as_hlo_text()` prints it: a header with the entry
 /// computation's layout, every called computation (callees first), then the `ENTRY`
-/// computation; instructions in XLA's post order, named as the builder named them.
+/// computation; instructions in XLA's post order, named as the builder named them. A fused
+/// computation lists its parameters first, in number order, as XLA's fusion dumps do.
 pub(crate) fn module_text(entry: &Arc<HloComputation>) -> String {
     let mut body = String::new();
+    let fused = entry.fused_computations();
     for callee in entry.called_computations() {
-        computation_text(&mut body, &callee, "");
+        let parameters_first = fused.iter().any(|f| Arc::ptr_eq(f, &callee));
+        computation_text(&mut body, &callee, "", parameters_first);
     }
-    computation_text(&mut body, entry, "ENTRY ");
+    computation_text(&mut body, entry, "ENTRY ", false);
     let parameters: Vec<String> = entry.parameters().iter().map(|p| hlo_shape(&p.shape)).collect();
     format!(
         "HloModule {}, entry_computation_layout={{({})->{}}}\n\n{body}",
@@ -27,36 +30,52 @@ pub(crate) fn module_text(entry: &Arc<HloComputation>) -> String {
 }
 
 /// Appends one computation: `name {`, one line per instruction, `}` and a blank line.
-fn computation_text(out: &mut String, computation: &HloComputation, prefix: &str) {
+fn computation_text(out: &mut String, computation: &HloComputation, prefix: &str, parameters_first: bool) {
     let _ = writeln!(out, "{prefix}{} {{", computation.name);
-    let names: Vec<&str> = computation.instructions.iter().map(|i| i.name.as_str()).collect();
-    for id in post_order(computation) {
-        let instruction = &computation.instructions[id];
-        let root = if id == computation.root { "ROOT " } else { "" };
-        let operands: Vec<&str> = instruction.operands.iter().map(|&o| names[o]).collect();
-        let _ = writeln!(
-            out,
-            "  {root}{} = {} {}",
-            instruction.name,
-            hlo_shape(&instruction.shape),
-            instruction_body(instruction, &operands)
-        );
+    let mut visited = vec![false; computation.instructions.len()];
+    let mut order = Vec::with_capacity(computation.instructions.len());
+    if parameters_first {
+        for parameter in computation.parameter_ids() {
+            visited[parameter] = true;
+            order.push(parameter);
+        }
+    }
+    post_order(computation, &mut visited, &mut order);
+    for id in order {
+        let _ = writeln!(out, "  {}", instruction_text(computation, id));
     }
     out.push_str("}\n\n");
 }
 
+/// One instruction's line as HLO text prints it (without indentation):
+/// `ROOT name = shape opcode(operands), attributes`.
+pub(crate) fn instruction_text(computation: &HloComputation, id: InstructionId) -> String {
+    let instruction = &computation.instructions[id];
+    let root = if id == computation.root { "ROOT " } else { "" };
+    let operands: Vec<&str> = instruction
+        .operands
+        .iter()
+        .map(|&o| computation.instructions.get(o).map_or("<missing>", |i| i.name.as_str()))
+        .collect();
+    format!(
+        "{root}{} = {} {}",
+        instruction.name,
+        hlo_shape(&instruction.shape),
+        instruction_body(instruction, &operands)
+    )
+}
+
 /// XLA's `MakeInstructionPostOrder`: for each instruction without users, in creation order,
-/// its operands depth-first (in operand order), then itself.
-fn post_order(computation: &HloComputation) -> Vec<usize> {
+/// its operands depth-first (in operand order), then itself; appended to `order`, skipping
+/// what is already `visited`.
+fn post_order(computation: &HloComputation, visited: &mut [bool], order: &mut Vec<InstructionId>) {
     let count = computation.instructions.len();
     let mut has_users = vec![false; count];
     for instruction in &computation.instructions {
-        for &operand in &instruction.operands {
+        for &operand in instruction.operands.iter().filter(|&&o| o < count) {
             has_users[operand] = true;
         }
     }
-    let mut order = Vec::with_capacity(count);
-    let mut visited = vec![false; count];
     for start in (0..count).filter(|&i| !has_users[i]) {
         // An explicit stack: (instruction, operands already pushed).
         let mut stack = vec![(start, false)];
@@ -70,14 +89,13 @@ fn post_order(computation: &HloComputation) -> Vec<usize> {
             } else {
                 stack.push((id, true));
                 for &operand in computation.instructions[id].operands.iter().rev() {
-                    if !visited[operand] {
+                    if operand < count && !visited[operand] {
                         stack.push((operand, false));
                     }
                 }
             }
         }
     }
-    order
 }
 
 /// `opcode(operands), attributes`.

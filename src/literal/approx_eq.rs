@@ -2,8 +2,8 @@
 
 use approx::{AbsDiffEq, RelativeEq};
 
-use crate::shape::element_type::with_native_type;
-use crate::{Literal, NativeType};
+use crate::literal::Literal;
+use crate::storage::{with_native_type, NativeType};
 
 impl Literal {
     /// Every pair of elements (in logical order) as `f64`, if the two literals have the same

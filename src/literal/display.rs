@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use crate::shape::element_type::with_native_type;
-use crate::{Literal, NativeType};
+use crate::literal::Literal;
+use crate::storage::{with_native_type, NativeType};
 
 /// XLA's `Literal::ToString`: the shape without layout, a space, then the values in nested
 /// braces (`f32[] 7`, `f32[3] {1, 2, 3}`, rank ≥ 2 one innermost row per line). Floats print
@@ -99,7 +99,7 @@ impl Nesting<'_> {
 /// One element of a rank-`rank` array as XLA prints it: `pred` elements of arrays print as
 /// `1`/`0`, a `pred` scalar as `true`/`false`.
 fn array_element_text<T: NativeType>(value: T, rank: usize) -> String {
-    if T::ELEMENT_TYPE == crate::ElementType::Pred && rank > 0 {
+    if T::ELEMENT_TYPE == crate::element_type::ElementType::Pred && rank > 0 {
         return if value == T::ONE { "1" } else { "0" }.to_string();
     }
     element_text(value)
@@ -107,7 +107,7 @@ fn array_element_text<T: NativeType>(value: T, rank: usize) -> String {
 
 /// One element as XLA's `GetAsString` prints it.
 pub(crate) fn element_text<T: NativeType>(value: T) -> String {
-    use crate::ElementType::*;
+    use crate::element_type::ElementType::*;
     match T::ELEMENT_TYPE {
         Pred => if value == T::ONE { "true" } else { "false" }.to_string(),
         F16 => float_text(value.to_f64(), (5, 5), float_round_trips::<T>),
@@ -131,7 +131,7 @@ fn float_round_trips<T: NativeType>(text: &str, value: f64) -> bool {
 
 /// `value` rounded to the precision of the float type `T`, as an `f64`.
 fn round_to<T: NativeType>(value: f64) -> f64 {
-    use crate::ElementType::*;
+    use crate::element_type::ElementType::*;
     match T::ELEMENT_TYPE {
         F16 => half::f16::from_f64(value).to_f64(),
         Bf16 => half::bf16::from_f64(value).to_f64(),
@@ -192,7 +192,8 @@ fn strip_zeros(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{shape, Literal};
+    use crate::literal::Literal;
+    use crate::shape;
 
     #[test]
     fn format_g_matches_c() {

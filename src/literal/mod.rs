@@ -4,10 +4,10 @@ mod approx_eq;
 pub(crate) mod display;
 mod ndarray_interop;
 
-use crate::error::invalid_argument;
-use crate::shape::element_type::with_native_type;
-use crate::storage::Storage;
-use crate::{ElementType, Error, Layout, NativeType, PaddingValue, Result, Shape};
+use crate::element_type::ElementType;
+use crate::error::{invalid_argument, Error, Result};
+use crate::shape::{Layout, PaddingValue, Shape};
+use crate::storage::{with_native_type, NativeType, Storage};
 
 /// An array on the host: a [`Shape`] and its elements, stored in the shape's layout (padding
 /// included, filled with the layout's padding value).

@@ -2,7 +2,13 @@
 
 use ndarray::{Array, ArrayD, Dimension, IxDyn};
 
-use crate::{Error, Literal, NativeType, Result, Shape};
+use crate::error::{Error, Result};
+
+use crate::literal::Literal;
+
+use crate::shape::Shape;
+
+use crate::storage::NativeType;
 
 /// An ndarray array of any dimensionality and any strides becomes a row-major literal.
 ///

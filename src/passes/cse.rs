@@ -20,10 +20,12 @@ use std::hash::{Hash, Hasher};
 use std::mem::discriminant;
 use std::sync::Arc;
 
-use crate::hlo::{HloComputation, Instruction, InstructionId, Opcode, Rewrite};
+use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
+
+use crate::hlo::rewrite::Rewrite;
+use crate::literal::Literal;
 use crate::passes::Pass;
-use crate::shape::element_type::with_native_type;
-use crate::Literal;
+use crate::storage::with_native_type;
 
 /// Replaces each instruction by an earlier identical one, if there is one.
 pub(crate) struct CommonSubexpressions;
@@ -174,7 +176,7 @@ bits! {
 mod tests {
     use super::*;
     use crate::exec::plan::evaluate;
-    use crate::hlo::module_text;
+    use crate::hlo::text::module_text;
     use crate::*;
 
     /// `computation`'s entry after the pass, and whether the pass changed it.

@@ -1,6 +1,6 @@
 //! Dead-code elimination: drop what the root does not need (parameters stay).
 
-use crate::hlo::HloComputation;
+use crate::hlo::ir::HloComputation;
 use crate::passes::Pass;
 
 /// Removes instructions the root does not depend on.

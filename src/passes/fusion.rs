@@ -10,9 +10,8 @@
 
 use std::sync::Arc;
 
-use crate::hlo::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
+use crate::hlo::ir::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
 use crate::passes::Pass;
-use crate::shape_inference::shape_ops::unit_dimension_reshape;
 
 /// Groups loop-fusible instructions into `fusion` instructions.
 pub(crate) struct LoopFusion;
@@ -60,39 +59,14 @@ enum Role {
     Outside,
 }
 
-fn role(computation: &HloComputation, instruction: &Instruction) -> Role {
-    match &instruction.opcode {
-        Opcode::Unary(_)
-        | Opcode::Binary(_)
-        | Opcode::Compare(_)
-        | Opcode::Select
-        | Opcode::Clamp
-        | Opcode::Convert
-        | Opcode::Broadcast { .. }
-        | Opcode::Transpose { .. }
-        | Opcode::Reverse { .. }
-        | Opcode::Slice { .. }
-        | Opcode::Iota { .. } => Role::Member,
-        Opcode::Constant(literal) if literal.shape().is_scalar() => Role::Member,
-        Opcode::Reshape => {
-            let from = &computation.instructions[instruction.operands[0]].shape;
-            match unit_dimension_reshape(from, &instruction.shape) {
-                Some(_) => Role::Member,
-                None => Role::Outside,
-            }
-        }
-        Opcode::Reduce { reducer, .. } if reducer.simple_reducer().is_some() => Role::ReduceRoot,
-        _ => Role::Outside,
-    }
-}
-
-/// Whether `instruction` costs so little that computing it in several fusions beats
-/// materializing it once.
-fn cheap(instruction: &Instruction) -> bool {
-    match &instruction.opcode {
-        Opcode::Broadcast { .. } | Opcode::Iota { .. } => true,
-        Opcode::Constant(literal) => literal.shape().is_scalar(),
-        _ => false,
+/// The role of instruction `id`, by the IR's one predicate of what a loop computes.
+fn role(computation: &HloComputation, id: InstructionId) -> Role {
+    if computation.loop_part(id).is_some() {
+        Role::Member
+    } else if computation.instructions[id].folds_in_loop() {
+        Role::ReduceRoot
+    } else {
+        Role::Outside
     }
 }
 
@@ -106,8 +80,7 @@ fn group(computation: &HloComputation) -> Vec<Vec<InstructionId>> {
     let mut only_fused = vec![false; count];
     let mut groups: Vec<Vec<InstructionId>> = Vec::new();
     for id in (0..count).rev() {
-        let instruction = &computation.instructions[id];
-        match role(computation, instruction) {
+        match role(computation, id) {
             Role::Outside => continue,
             Role::ReduceRoot => {
                 member_of[id] = vec![groups.len()];
@@ -136,7 +109,9 @@ fn group(computation: &HloComputation) -> Vec<Vec<InstructionId>> {
             groups[user_groups[0]].push(id);
             member_of[id] = user_groups;
             only_fused[id] = true;
-        } else if cheap(instruction) && !user_groups.is_empty() {
+        } else if computation.instructions[id].free_in_loop(&computation.instructions)
+            && !user_groups.is_empty()
+        {
             for &g in &user_groups {
                 groups[g].push(id);
             }
@@ -155,16 +130,24 @@ fn group(computation: &HloComputation) -> Vec<Vec<InstructionId>> {
 }
 
 /// The fused computation of `members` (topological, root last) and its inputs: the operands
-/// read from outside, in order of first use.
+/// read from outside, in order of first use. A reduce root's init value is always an input
+/// (the loop starts each output element from it), even when it is also computed inside (a
+/// scalar constant the reduced expression uses too).
 fn fused_computation(
     computation: &HloComputation,
     members: &[InstructionId],
     counter: &mut usize,
 ) -> (HloComputation, Vec<InstructionId>) {
+    let root = *members.last().expect("a group has a root");
+    let init = match computation.instructions[root].opcode {
+        Opcode::Reduce { .. } => Some(computation.instructions[root].operands[1]),
+        _ => None,
+    };
     let mut inputs: Vec<InstructionId> = Vec::new();
     for &member in members {
         for &operand in &computation.instructions[member].operands {
-            if members.binary_search(&operand).is_err() && !inputs.contains(&operand) {
+            let outside = members.binary_search(&operand).is_err() || Some(operand) == init;
+            if outside && !inputs.contains(&operand) {
                 inputs.push(operand);
             }
         }
@@ -179,14 +162,18 @@ fn fused_computation(
             name: computation.fresh_name(&format!("param_{number}"), counter),
         })
         .collect();
-    // Parameters first, then the members in order.
-    let position = |id: InstructionId| match inputs.iter().position(|&i| i == id) {
-        Some(number) => number,
-        None => inputs.len() + members.binary_search(&id).expect("an operand is an input or a member"),
+    // Parameters first, then the members in order; a member reads another member where it can.
+    let input = |id: InstructionId| inputs.iter().position(|&i| i == id).expect("an operand is an input");
+    let position = |id: InstructionId| match members.binary_search(&id) {
+        Ok(index) => inputs.len() + index,
+        Err(_) => input(id),
     };
     for &member in members {
         let original = &computation.instructions[member];
-        let operands = original.operands.iter().map(|&o| position(o)).collect();
+        let mut operands: Vec<InstructionId> = original.operands.iter().map(|&o| position(o)).collect();
+        if let (true, Some(init)) = (member == root, init) {
+            operands[1] = input(init);
+        }
         instructions.push(Instruction { operands, ..original.clone() });
     }
     let root = instructions.len() - 1;

@@ -1,20 +1,29 @@
 //! The optimizer: small passes behind one trait, run by a pipeline in a fixed order (the
-//! simplifying passes to a fixed point), then fusion.
+//! simplifying passes to a fixed point), then fusion; the verifier checks the computation
+//! after every pass that changed it, when asked.
 //!
 //! Every pass works on the one IR ([`HloComputation`]) and is tested on its own: a graph in,
-//! a graph out, pinned by HLO text.
+//! a graph out, pinned by HLO text. Passes never import the executor: constant folding
+//! evaluates through the [`Evaluator`] it is handed.
 
 mod cse;
 mod dce;
 mod fusion;
 mod simplify;
 
-use crate::hlo::HloComputation;
+use crate::error::{invalid_argument, Result};
+use crate::hlo::ir::HloComputation;
+use crate::hlo::verify::verify;
+use crate::literal::Literal;
+use crate::shape::Shape;
+
+/// Evaluates a computation on arguments, unoptimized (the executor's, handed in by
+/// `compile`): how constant folding computes a folded value.
+pub(crate) type Evaluator<'a> = &'a (dyn Fn(&HloComputation, &[&Literal]) -> Result<Literal> + Sync);
 
 /// One rewrite of a computation.
 pub(crate) trait Pass {
-    /// The pass's name (for diagnostics).
-    #[allow(dead_code)]
+    /// The pass's name, as the verifier's errors name it.
     fn name(&self) -> &'static str;
     /// Rewrites `computation`; returns whether anything changed.
     fn run(&self, computation: &mut HloComputation) -> bool;
@@ -23,22 +32,94 @@ pub(crate) trait Pass {
 /// How many rounds the simplifying passes get to reach a fixed point.
 const MAX_ROUNDS: usize = 8;
 
-/// The optimized form of `computation`: simplification, CSE and DCE to a fixed point, then
-/// (if `fusion`) loop fusion.
-pub(crate) fn optimize(computation: &HloComputation, fusion: bool) -> HloComputation {
+/// The optimized form of `computation`: simplification (folding constants with `evaluate`),
+/// CSE and DCE to a fixed point, then (if `fusion`) loop fusion. With `verify`, the input and
+/// the result of every pass that changed something are verified, and the result's shape must
+/// stay the input's (layout included).
+pub(crate) fn optimize(
+    computation: &HloComputation,
+    fusion: bool,
+    verify_each_pass: bool,
+    evaluate: Evaluator<'_>,
+) -> Result<HloComputation> {
+    if verify_each_pass {
+        verify(computation, "build")?;
+    }
     let mut optimized = computation.clone();
-    let passes: [&dyn Pass; 3] = [&simplify::AlgebraicSimplifier, &cse::CommonSubexpressions, &dce::DeadCode];
+    let simplify = simplify::AlgebraicSimplifier { evaluate };
+    let passes: [&dyn Pass; 3] = [&simplify, &cse::CommonSubexpressions, &dce::DeadCode];
+    let result_shape = computation.result_shape();
     for _ in 0..MAX_ROUNDS {
         let mut changed = false;
         for pass in passes {
-            changed |= pass.run(&mut optimized);
+            changed |= run_pass(pass, &mut optimized, result_shape, verify_each_pass)?;
         }
         if !changed {
             break;
         }
     }
     if fusion {
-        fusion::LoopFusion.run(&mut optimized);
+        run_pass(&fusion::LoopFusion, &mut optimized, result_shape, verify_each_pass)?;
     }
-    optimized
+    Ok(optimized)
+}
+
+/// Runs one pass; if it changed the computation and `verify_result`, verifies the result
+/// (naming the pass in the error) and checks that the result's shape is still `result_shape`.
+fn run_pass(
+    pass: &dyn Pass,
+    computation: &mut HloComputation,
+    result_shape: &Shape,
+    verify_result: bool,
+) -> Result<bool> {
+    let changed = pass.run(computation);
+    if changed && verify_result {
+        verify(computation, pass.name())?;
+        if computation.result_shape() != result_shape {
+            invalid_argument!(
+                "the {} pass changed the result's shape from {result_shape} to {}",
+                pass.name(),
+                computation.result_shape()
+            );
+        }
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::ir::Opcode;
+    use crate::*;
+
+    /// A broken pass: it turns the root `negate` into an `add` of one operand.
+    struct Breaks;
+
+    impl Pass for Breaks {
+        fn name(&self) -> &'static str {
+            "breaks"
+        }
+        fn run(&self, computation: &mut HloComputation) -> bool {
+            let root = computation.root;
+            computation.instructions[root].opcode = Opcode::Binary(BinaryOp::Add);
+            true
+        }
+    }
+
+    #[test]
+    fn a_pass_that_breaks_the_contract_is_named_in_the_error() -> Result<()> {
+        let b = XlaBuilder::new("f");
+        let x = b.parameter(0, &shape!(f32[2]), "x");
+        let computation = b.build(neg(x))?;
+        let mut entry = (*computation.entry).clone();
+        let shape = computation.entry.result_shape().clone();
+        assert!(run_pass(&Breaks, &mut entry.clone(), &shape, false)?);
+        let error = run_pass(&Breaks, &mut entry, &shape, true).unwrap_err().to_string();
+        assert!(
+            error.starts_with("add takes 2 operand(s) but has 1: `ROOT negate.2 = f32[2]{0} add(x.1)`"),
+            "{error}"
+        );
+        assert!(error.ends_with("(verified after breaks)"), "{error}");
+        Ok(())
+    }
 }

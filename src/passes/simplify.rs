@@ -9,16 +9,18 @@
 
 use std::sync::Arc;
 
-use crate::exec::plan::evaluate;
-use crate::hlo::{BinaryOp, HloComputation, Instruction, InstructionId, Opcode, Rewrite};
-use crate::passes::Pass;
-use crate::shape::element_type::with_native_type;
-use crate::NativeType;
+use crate::attributes::BinaryOp;
+use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
+use crate::hlo::rewrite::Rewrite;
+use crate::passes::{Evaluator, Pass};
+use crate::storage::{with_native_type, NativeType};
 
-/// Simplifies the graph by the rules of [`RULES`].
-pub(crate) struct AlgebraicSimplifier;
+/// Simplifies the graph by the rules of [`RULES`], folding constants with `evaluate`.
+pub(crate) struct AlgebraicSimplifier<'a> {
+    pub(crate) evaluate: Evaluator<'a>,
+}
 
-impl Pass for AlgebraicSimplifier {
+impl Pass for AlgebraicSimplifier<'_> {
     fn name(&self) -> &'static str {
         "simplify"
     }
@@ -32,7 +34,7 @@ impl Pass for AlgebraicSimplifier {
                 return Rewrite::Keep;
             }
             for _ in 0..MAX_STEPS {
-                let Some(action) = first_applicable(before, instruction) else { break };
+                let Some(action) = first_applicable(before, instruction, self.evaluate) else { break };
                 changed = true;
                 match action {
                     Action::Forward(target) => return Rewrite::Forward(target),
@@ -56,8 +58,9 @@ enum Action {
     Replace(Opcode, Vec<InstructionId>),
 }
 
-/// A rule: given the instructions before it and an instruction, what to do, if anything.
-type Rule = fn(&[Instruction], &Instruction) -> Option<Action>;
+/// A rule: given the instructions before it, an instruction, and how to evaluate a
+/// computation (for folding), what to do, if anything.
+type Rule = fn(&[Instruction], &Instruction, Evaluator<'_>) -> Option<Action>;
 
 /// The rewrite rules, in the order they are tried: `pattern → replacement`.
 const RULES: &[(&str, Rule)] = &[
@@ -82,9 +85,13 @@ const MAX_FOLDED_ELEMENTS: i64 = 64;
 
 /// The first rule that applies to `instruction`; a forward to an instruction of another shape
 /// (layout included) does not count.
-fn first_applicable(before: &[Instruction], instruction: &Instruction) -> Option<Action> {
+fn first_applicable(
+    before: &[Instruction],
+    instruction: &Instruction,
+    evaluate: Evaluator<'_>,
+) -> Option<Action> {
     RULES.iter().find_map(|(_, rule)| {
-        rule(before, instruction).filter(|action| match action {
+        rule(before, instruction, evaluate).filter(|action| match action {
             Action::Forward(target) => before[*target].shape == instruction.shape,
             Action::Replace(..) => true,
         })
@@ -103,7 +110,7 @@ fn is_identity(dimensions: &[i64]) -> bool {
 }
 
 /// `transpose(x), dimensions={0,1,…}` → `x`.
-fn identity_transpose(_: &[Instruction], instruction: &Instruction) -> Option<Action> {
+fn identity_transpose(_: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
     match &instruction.opcode {
         Opcode::Transpose { permutation } if is_identity(permutation) => Some(to_operand(instruction)),
         _ => None,
@@ -111,12 +118,12 @@ fn identity_transpose(_: &[Instruction], instruction: &Instruction) -> Option<Ac
 }
 
 /// `reshape(x)` → `x` when the shape is `x`'s.
-fn identity_reshape(_: &[Instruction], instruction: &Instruction) -> Option<Action> {
+fn identity_reshape(_: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
     matches!(instruction.opcode, Opcode::Reshape).then(|| to_operand(instruction))
 }
 
 /// `broadcast(x), dimensions={0,1,…}` → `x` when the shape is `x`'s.
-fn identity_broadcast(_: &[Instruction], instruction: &Instruction) -> Option<Action> {
+fn identity_broadcast(_: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
     match &instruction.opcode {
         Opcode::Broadcast { dimensions } if is_identity(dimensions) => Some(to_operand(instruction)),
         _ => None,
@@ -124,13 +131,13 @@ fn identity_broadcast(_: &[Instruction], instruction: &Instruction) -> Option<Ac
 }
 
 /// `convert(x)` → `x` when the shape (so the element type) is `x`'s.
-fn identity_convert(_: &[Instruction], instruction: &Instruction) -> Option<Action> {
+fn identity_convert(_: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
     matches!(instruction.opcode, Opcode::Convert).then(|| to_operand(instruction))
 }
 
 /// `x * 1`, `1 * x` → `x`, for integers and floats (`x * 1.0` is exact, `-0.0` and NaN
 /// included).
-fn multiply_by_one(before: &[Instruction], instruction: &Instruction) -> Option<Action> {
+fn multiply_by_one(before: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
     let element_type = instruction.shape.element_type();
     let applies = element_type.is_integral() || element_type.is_float();
     if !applies || instruction.opcode != Opcode::Binary(BinaryOp::Mul) {
@@ -140,7 +147,7 @@ fn multiply_by_one(before: &[Instruction], instruction: &Instruction) -> Option<
 }
 
 /// `x + 0`, `0 + x` → `x`, for integers only: for floats `-0.0 + 0.0` is `+0.0`.
-fn add_zero(before: &[Instruction], instruction: &Instruction) -> Option<Action> {
+fn add_zero(before: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
     let applies = instruction.shape.element_type().is_integral();
     if !applies || instruction.opcode != Opcode::Binary(BinaryOp::Add) {
         return None;
@@ -177,7 +184,7 @@ fn is_splat(before: &[Instruction], id: InstructionId, value: f64) -> bool {
 
 /// `broadcast(broadcast(x), outer)` → `broadcast(x)`: operand dimension `i` lands on
 /// `outer[inner[i]]`.
-fn merge_broadcasts(before: &[Instruction], instruction: &Instruction) -> Option<Action> {
+fn merge_broadcasts(before: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
     let Opcode::Broadcast { dimensions: outer } = &instruction.opcode else { return None };
     let operand = &before[instruction.operands[0]];
     let Opcode::Broadcast { dimensions: inner } = &operand.opcode else { return None };
@@ -187,7 +194,7 @@ fn merge_broadcasts(before: &[Instruction], instruction: &Instruction) -> Option
 
 /// `reshape(reshape(x))` → `reshape(x)` (reshape reads elements in logical order, whatever
 /// the layouts).
-fn merge_reshapes(before: &[Instruction], instruction: &Instruction) -> Option<Action> {
+fn merge_reshapes(before: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
     let Opcode::Reshape = instruction.opcode else { return None };
     let operand = &before[instruction.operands[0]];
     let Opcode::Reshape = operand.opcode else { return None };
@@ -196,7 +203,7 @@ fn merge_reshapes(before: &[Instruction], instruction: &Instruction) -> Option<A
 
 /// `transpose(transpose(x, inner), outer)` → `transpose(x)`: output dimension `k` is operand
 /// dimension `inner[outer[k]]`.
-fn merge_transposes(before: &[Instruction], instruction: &Instruction) -> Option<Action> {
+fn merge_transposes(before: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
     let Opcode::Transpose { permutation: outer } = &instruction.opcode else { return None };
     let operand = &before[instruction.operands[0]];
     let Opcode::Transpose { permutation: inner } = &operand.opcode else { return None };
@@ -204,26 +211,19 @@ fn merge_transposes(before: &[Instruction], instruction: &Instruction) -> Option
     Some(Action::Replace(Opcode::Transpose { permutation }, operand.operands.clone()))
 }
 
-/// An element-wise or data-movement op whose operands are all constants and whose result
-/// has at most [`MAX_FOLDED_ELEMENTS`] elements → a constant holding its value (in its shape,
-/// layout included). Broadcasts and iotas are never folded, as in XLA: inside a fusion they
-/// cost nothing (a stride-0 read, an index), while a folded array is a buffer to read.
-fn fold_constants(before: &[Instruction], instruction: &Instruction) -> Option<Action> {
-    let foldable = matches!(
-        instruction.opcode,
-        Opcode::Unary(_)
-            | Opcode::Binary(_)
-            | Opcode::Compare(_)
-            | Opcode::Convert
-            | Opcode::Select
-            | Opcode::Clamp
-            | Opcode::Reshape
-            | Opcode::Transpose { .. }
-            | Opcode::Slice { .. }
-            | Opcode::Reverse { .. }
-            | Opcode::Concatenate { .. }
-            | Opcode::Pad(_)
-    );
+/// An op whose operands are all constants and whose result has at most
+/// [`MAX_FOLDED_ELEMENTS`] elements → a constant holding its value (in its shape, layout
+/// included), computed by `evaluate`. What costs nothing in a loop (broadcasts, iotas) is never
+/// folded, as in XLA: inside a fusion it is a stride-0 read or an index, while a folded array
+/// is a buffer to read.
+fn fold_constants(
+    before: &[Instruction],
+    instruction: &Instruction,
+    evaluate: Evaluator<'_>,
+) -> Option<Action> {
+    let foldable =
+        !matches!(instruction.opcode, Opcode::Parameter { .. } | Opcode::Constant(_) | Opcode::Fusion { .. })
+            && !instruction.free_in_loop(before);
     let constant_operands =
         instruction.operands.iter().all(|&o| matches!(before[o].opcode, Opcode::Constant(_)));
     if !foldable || !constant_operands || instruction.shape.element_count() > MAX_FOLDED_ELEMENTS {
@@ -243,16 +243,20 @@ fn fold_constants(before: &[Instruction], instruction: &Instruction) -> Option<A
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hlo::module_text;
+    use crate::exec::plan::evaluate;
+    use crate::hlo::text::module_text;
     use crate::passes::cse::CommonSubexpressions;
     use crate::passes::dce::DeadCode;
     use crate::*;
+
+    /// The simplifier as the pipeline runs it, folding with the executor's evaluator.
+    const SIMPLIFIER: AlgebraicSimplifier<'static> = AlgebraicSimplifier { evaluate: &evaluate };
 
     /// `computation`'s entry after one sweep of the simplifier and dead-code removal, and
     /// whether the simplifier changed anything.
     fn simplify(computation: &XlaComputation) -> (HloComputation, bool) {
         let mut c = (*computation.entry).clone();
-        let changed = AlgebraicSimplifier.run(&mut c);
+        let changed = SIMPLIFIER.run(&mut c);
         c.remove_dead();
         (c, changed)
     }
@@ -364,7 +368,7 @@ mod tests {
         let mut c = (*b.build(transpose(x, &[0, 1]))?.entry).clone();
         c.instructions[c.root].shape = shape!(f32[2, 3]{0, 1});
         let relayout = XlaComputation { entry: Arc::new(c.clone()) };
-        assert!(!AlgebraicSimplifier.run(&mut c));
+        assert!(!SIMPLIFIER.run(&mut c));
         assert_same_results(&relayout, &c, &[&counting(&shape!(f32[2, 3]))]);
         Ok(())
     }
@@ -410,7 +414,7 @@ mod tests {
         let mut c = (*b.build(reshape(x, &[2, 3]))?.entry).clone();
         c.instructions[c.root].shape = shape!(s32[2, 3]{0, 1});
         let before = XlaComputation { entry: Arc::new(c.clone()) };
-        assert!(!AlgebraicSimplifier.run(&mut c));
+        assert!(!SIMPLIFIER.run(&mut c));
         assert_eq!(c.result_shape(), &shape!(s32[2, 3]{0, 1}));
         let x_value = Literal::from_vec(&shape!(s32[2, 3]), vec![1, 2, 3, 4, 5, 6])?;
         assert_same_results(&before, &c, &[&x_value]);
@@ -468,7 +472,7 @@ mod tests {
         let broadcast = c.instructions[c.root].operands[1];
         c.instructions[broadcast].shape = shape!(s32[2, 2]{0, 1});
         let before = XlaComputation { entry: Arc::new(c.clone()) };
-        while AlgebraicSimplifier.run(&mut c) {}
+        while SIMPLIFIER.run(&mut c) {}
         assert_eq!(c.instructions[c.root].opcode, Opcode::Binary(BinaryOp::Mul), "{}", text(&c));
         let x_value = Literal::from_vec(&shape!(s32[2, 2]), vec![1, 2, 3, 4])?;
         assert_same_results(&before, &c, &[&x_value]);
@@ -516,7 +520,7 @@ mod tests {
         let computation = b.build(mul(x, slice(folded, &[0, 0], &[2, 3], &[1, 1]), &[]))?;
         let mut c = (*computation.entry).clone();
         for round in 0.. {
-            if !AlgebraicSimplifier.run(&mut c) {
+            if !SIMPLIFIER.run(&mut c) {
                 break;
             }
             assert!(round < 10, "no fixed point: {}", text(&c));
@@ -589,7 +593,7 @@ mod tests {
         let right = transpose(transpose(add(x, bias, &[1]), &[1, 0]), &[1, 0]);
         let computation = b.build(sub(left, right, &[]))?;
         let mut c = (*computation.entry).clone();
-        let passes: [&dyn Pass; 3] = [&AlgebraicSimplifier, &CommonSubexpressions, &DeadCode];
+        let passes: [&dyn Pass; 3] = [&SIMPLIFIER, &CommonSubexpressions, &DeadCode];
         for _ in 0..8 {
             if !passes.iter().fold(false, |changed, pass| pass.run(&mut c) | changed) {
                 break;

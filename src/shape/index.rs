@@ -1,8 +1,8 @@
 //! Index math (XLA's `IndexUtil`): multidimensional index ↔ position in a shape's buffer, for
 //! any layout and padding, and the strides that the executor reads arrays through.
 
-use crate::error::invalid_argument;
-use crate::{Result, Shape};
+use crate::error::{invalid_argument, Result};
+use crate::shape::Shape;
 
 impl Shape {
     /// The stride of every dimension, in elements of the buffer, in dimension order: the

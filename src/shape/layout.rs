@@ -2,8 +2,7 @@
 
 use std::fmt;
 
-use crate::error::invalid_argument;
-use crate::Result;
+use crate::error::{invalid_argument, Result};
 
 /// What fills the padding of a padded layout (xla_data.proto's `PaddingValue`).
 ///

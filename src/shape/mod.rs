@@ -1,12 +1,11 @@
-//! Shapes, layouts and indices: XLA's `Shape`, `Layout`, `PrimitiveType` and `IndexUtil`.
+//! Shapes, layouts and indices: XLA's `Shape`, `Layout` and `IndexUtil`, and the text form.
 
-pub(crate) mod element_type;
 pub(crate) mod index;
 pub(crate) mod layout;
 pub(crate) mod parse;
+pub(crate) mod reshape;
 #[allow(clippy::module_inception)]
 pub(crate) mod shape;
 
-pub use element_type::{ElementType, NativeType};
 pub use layout::{Layout, PaddingValue};
 pub use shape::Shape;

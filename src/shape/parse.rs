@@ -1,4 +1,4 @@
-//! Reading shapes in XLA's text notation: `f32[2,3]`, `f32[2,3]{0,1}`, `pred[]`, and lazy-xla's
+//! Reading element types and shapes in XLA's text notation (`bf16`; `f32[2,3]`, `f32[2,3]{0,1}`, `pred[]`), and lazy-xla's
 //! padding extension `f32[2,3]{0,1:pad(3,5)=zero}`.
 //!
 //! Grammar (white space allowed between tokens, as XLA's lexer allows):
@@ -7,7 +7,22 @@
 
 use std::str::FromStr;
 
-use crate::{ElementType, Error, Layout, PaddingValue, Result, Shape};
+use crate::element_type::ElementType;
+
+use crate::error::{Error, Result};
+
+use crate::shape::{Layout, PaddingValue, Shape};
+
+impl FromStr for ElementType {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        ElementType::ALL
+            .into_iter()
+            .find(|t| t.to_string() == s)
+            .ok_or_else(|| Error::invalid(format!("Invalid element type string: \"{s}\".")))
+    }
+}
 
 impl FromStr for Shape {
     type Err = Error;
@@ -182,5 +197,23 @@ impl Parser<'_> {
             expected: format!("expected {expected}"),
             found,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn element_type_names_round_trip() {
+        for t in ElementType::ALL {
+            assert_eq!(t.to_string().parse::<ElementType>().unwrap(), t);
+        }
+    }
+
+    #[test]
+    fn unknown_element_type_name_is_an_error() {
+        let err = "f33".parse::<ElementType>().unwrap_err();
+        assert_eq!(err.to_string(), "Invalid element type string: \"f33\".");
     }
 }

@@ -2,9 +2,10 @@
 
 use std::fmt;
 
-use crate::error::invalid_argument;
+use crate::element_type::ElementType;
+use crate::error::{invalid_argument, Result};
 use crate::shape::layout::join;
-use crate::{ElementType, Layout, Result};
+use crate::shape::Layout;
 
 /// The shape of an array: element type, dimension sizes (in dimension order) and a [`Layout`].
 ///
@@ -137,7 +138,7 @@ impl Shape {
         }
         let human = || format!("{element_type}[{}]", join(dimensions));
         let element_count = checked_product(dimensions).ok_or_else(|| {
-            crate::Error::invalid(format!("shape {} has more elements than fit in an int64", human()))
+            crate::error::Error::invalid(format!("shape {} has more elements than fit in an int64", human()))
         })?;
         validate_minor_to_major(layout.minor_to_major(), dimensions.len(), &human)?;
         let buffer_len = match layout.padded_dimensions() {
@@ -161,7 +162,7 @@ impl Shape {
                     }
                 }
                 checked_product(padded).ok_or_else(|| {
-                    crate::Error::invalid(format!(
+                    crate::error::Error::invalid(format!(
                         "padded shape {}{layout} has more elements than fit in an int64",
                         human()
                     ))

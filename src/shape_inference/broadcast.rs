@@ -1,9 +1,10 @@
 //! Broadcasting: XLA's in-dim and degenerate-dimension rules for binary ops, `broadcast`
 //! (new major dimensions) and `broadcast_in_dim`.
 
-use crate::error::invalid_argument;
+use crate::element_type::ElementType;
+use crate::error::{invalid_argument, Result};
+use crate::shape::Shape;
 use crate::shape_inference::make_shape;
-use crate::{ElementType, Result, Shape};
 
 /// XLA's `InferInDimBroadcastShape`: `smaller` matched onto dimensions `broadcast_dimensions`
 /// of `larger`. The result has `larger`'s dimensions except that matched dimensions take
@@ -140,4 +141,37 @@ pub(crate) fn broadcast_in_dim_shape(
         }
     }
     Ok(output)
+}
+
+/// An HLO `broadcast` instruction (what `broadcast` and `broadcast_in_dim` lower to): operand
+/// dimension `i` is output dimension `dimensions[i]`, of exactly the same size, as XLA's
+/// verifier requires; the output's type is the operand's. The output shape is the
+/// instruction's own (`output`), returned when consistent.
+pub(crate) fn hlo_broadcast_shape(operand: &Shape, output: &Shape, dimensions: &[i64]) -> Result<Shape> {
+    if operand.element_type() != output.element_type() {
+        invalid_argument!(
+            "broadcast changes the element type: {} to {}",
+            operand.human_string(),
+            output.human_string()
+        );
+    }
+    if dimensions.len() != operand.rank() {
+        invalid_argument!(
+            "broadcast of {} has {} dimensions, one per operand dimension is required",
+            operand.human_string(),
+            dimensions.len()
+        );
+    }
+    for (i, (&d, &size)) in dimensions.iter().zip(operand.dimensions()).enumerate() {
+        if d < 0 || d >= output.rank() as i64 || output.dimensions()[d as usize] != size {
+            invalid_argument!(
+                "broadcast operand dimension {i} (size {size}) cannot be output dimension {d} of {}",
+                output.human_string()
+            );
+        }
+        if dimensions[..i].contains(&d) {
+            invalid_argument!("broadcast maps two operand dimensions to output dimension {d}");
+        }
+    }
+    Ok(output.clone())
 }

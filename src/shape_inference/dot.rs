@@ -1,9 +1,9 @@
 //! Dot products: XLA's `InferDotOpShape` and `ValidateDotDimensionNumbers`.
 
-use crate::error::invalid_argument;
-use crate::hlo::DotDimensionNumbers;
+use crate::attributes::DotDimensionNumbers;
+use crate::error::{invalid_argument, Result};
+use crate::shape::Shape;
 use crate::shape_inference::{higher_precision, make_shape};
-use crate::{Result, Shape};
 
 /// The result of `dot_general`: batch dimensions, then the lhs's free dimensions, then the
 /// rhs's, in the higher-precision element type of the two; default layout.
@@ -32,7 +32,7 @@ pub(crate) fn dot_shape(lhs: &Shape, rhs: &Shape, numbers: &DotDimensionNumbers)
         invalid_argument!("A dimension number is not unique in Dot: {}.", debug_string(numbers));
     }
     let fail = |addendum: &str| {
-        crate::Error::invalid(format!(
+        crate::error::Error::invalid(format!(
             "Cannot infer shape for dot operation: {} <dot> {}. {addendum}",
             lhs.human_string(),
             rhs.human_string()

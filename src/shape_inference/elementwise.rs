@@ -1,10 +1,11 @@
 //! Element-wise ops: unary, binary (with XLA's broadcasting), compare, select, clamp, convert.
 
-use crate::error::invalid_argument;
-use crate::hlo::{BinaryOp, UnaryOp};
+use crate::attributes::{BinaryOp, UnaryOp};
+use crate::element_type::ElementType;
+use crate::error::{invalid_argument, Result};
+use crate::shape::Shape;
 use crate::shape_inference::broadcast::{degenerate_broadcast_shape, in_dim_broadcast_shape};
 use crate::shape_inference::{higher_precision, same_type_ignoring_fp_precision};
-use crate::{ElementType, Result, Shape};
 
 /// XLA's `InferUnaryOpShape`: which element types each unary op takes, and its result shape
 /// (the operand's, layout included; `pred` for `is-finite`).

@@ -10,7 +10,11 @@ pub(crate) mod elementwise;
 pub(crate) mod reduce;
 pub(crate) mod shape_ops;
 
-use crate::{ElementType, Result, Shape};
+use crate::element_type::ElementType;
+
+use crate::error::Result;
+
+use crate::shape::Shape;
 
 /// XLA's `primitive_util::HigherPrecisionType`: the type preferred when two meet — floats by
 /// range, then precision; then wider types; then signed over unsigned.

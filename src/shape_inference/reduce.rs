@@ -1,8 +1,8 @@
 //! Reductions: XLA's `InferReduceShape` and `VerifyReducerShape`, for one operand.
 
-use crate::error::invalid_argument;
+use crate::error::{invalid_argument, Result};
+use crate::shape::Shape;
 use crate::shape_inference::{make_shape, same_type_ignoring_fp_precision};
-use crate::{Result, Shape};
 
 /// The result of reducing `operand` (starting from `init`) with a reducer taking
 /// `reducer_parameters` and returning `reducer_result` over `dimensions`: the operand's

@@ -1,11 +1,12 @@
 //! Ops that move data without computing: reshape, transpose, slice, concatenate, pad,
 //! reverse, and iota.
 
-use crate::error::invalid_argument;
-use crate::hlo::PaddingConfig;
+use crate::attributes::PaddingConfig;
+use crate::element_type::ElementType;
+use crate::error::{invalid_argument, Result};
 use crate::shape::layout::join;
+use crate::shape::Shape;
 use crate::shape_inference::{higher_precision, is_permutation, make_shape, same_type_ignoring_fp_precision};
-use crate::{ElementType, Result, Shape};
 
 /// XLA's `InferReshapeShape`: same element count; default layout.
 pub(crate) fn reshape_shape(operand: &Shape, sizes: &[i64]) -> Result<Shape> {
@@ -147,7 +148,7 @@ pub(crate) fn concatenate_shape(operands: &[&Shape], dimension: i64) -> Result<S
         element_type = higher_precision(element_type, shape.element_type());
         dimensions[dimension as usize] = dimensions[dimension as usize]
             .checked_add(shape.dimensions()[dimension as usize])
-            .ok_or_else(|| crate::Error::invalid("concatenated size overflows int64"))?;
+            .ok_or_else(|| crate::error::Error::invalid("concatenated size overflows int64"))?;
     }
     make_shape(element_type, &dimensions)
 }
@@ -178,7 +179,9 @@ pub(crate) fn pad_shape(operand: &Shape, padding_value: &Shape, config: &Padding
             .and_then(|interior| interior.checked_add(size))
             .and_then(|s| s.checked_add(p.edge_padding_low))
             .and_then(|s| s.checked_add(p.edge_padding_high))
-            .ok_or_else(|| crate::Error::invalid(format!("Padded size of dimension {i} overflows int64")))?;
+            .ok_or_else(|| {
+                crate::error::Error::invalid(format!("Padded size of dimension {i} overflows int64"))
+            })?;
         if padded < 0 {
             invalid_argument!("Padding result in negative size for dimension {i}");
         }
@@ -246,24 +249,4 @@ pub(crate) fn iota_shape(shape: &Shape, dimension: i64) -> Result<Shape> {
         );
     }
     Ok(shape.clone())
-}
-
-/// For a reshape that only inserts or removes size-1 dimensions (a bitcast whatever the
-/// layouts, and free inside a loop): for each dimension of `from`, the dimension of `to` it
-/// becomes (`None` for a size-1 one). `None` for any other reshape.
-pub(crate) fn unit_dimension_reshape(from: &Shape, to: &Shape) -> Option<Vec<Option<usize>>> {
-    let mut targets = (0..to.rank()).filter(|&d| to.dimensions()[d] != 1);
-    let mut rows = Vec::with_capacity(from.rank());
-    for &size in from.dimensions() {
-        if size == 1 {
-            rows.push(None);
-            continue;
-        }
-        let d = targets.next()?;
-        if to.dimensions()[d] != size {
-            return None;
-        }
-        rows.push(Some(d));
-    }
-    targets.next().is_none().then_some(rows)
 }

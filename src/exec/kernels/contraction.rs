@@ -3,15 +3,17 @@
 
 use rayon::prelude::*;
 
+use crate::attributes::DotDimensionNumbers;
+use crate::error::{invalid_argument, Result};
 use crate::exec::element::Element;
-use crate::hlo::DotDimensionNumbers;
-use crate::shape::element_type::with_native_type;
+use crate::literal::Literal;
 use crate::shape::index::RowMajorOffsets;
-use crate::{Literal, Result, Shape};
+use crate::shape::Shape;
+use crate::storage::with_native_type;
 
-/// `reduce` of `inputs[0]` over `dimensions` from the scalar `inputs[1]`, with any scalar
-/// computation as the reducer (`combine(accumulator, value)`, interpreted per element; simple
-/// reducers run as loop programs instead).
+/// `reduce` of `inputs[0]` over `dimensions` (at least one) from the scalar `inputs[1]`, with
+/// any scalar computation as the reducer (`combine(accumulator, value)`, interpreted per
+/// element; simple reducers run as loop programs instead).
 pub(crate) fn reduce_interpreted(
     inputs: [&Literal; 2],
     dimensions: &[i64],
@@ -19,10 +21,6 @@ pub(crate) fn reduce_interpreted(
     out: &mut Literal,
 ) -> Result<()> {
     let (operand, init) = (inputs[0], inputs[1]);
-    if dimensions.is_empty() {
-        // XLA returns the operand unchanged: the init value is not applied.
-        return crate::exec::plan::relayout_into(operand, out, false);
-    }
     let shape = out.shape().clone();
     let strides = operand.shape().strides();
     let (mut kept_sizes, mut kept_strides) = (Vec::new(), Vec::new());
@@ -97,7 +95,9 @@ impl Group {
 /// `dot_general`: for each batch index, `out[m, n] = Σ_k lhs[m, k] · rhs[k, n]`, with m, n and
 /// k the flattened free and contracting dimension groups. f32 and f64 run on
 /// `matrixmultiply` with the operands' own strides (a transposed layout costs no copy)
-/// wherever the groups collapse to single strides; everything else runs a plain loop.
+/// wherever the groups collapse to single strides; everything else runs a plain loop. `out`
+/// has the default (row-major) layout: the plan lays the product out afterwards if the dot's
+/// layout is another.
 pub(crate) fn dot(
     inputs: [&Literal; 2],
     numbers: &DotDimensionNumbers,
@@ -120,15 +120,10 @@ pub(crate) fn dot(
         Group::new(rhs.shape(), &numbers.rhs_contracting_dimensions),
     );
     let geometry = DotGeometry { batches: (lb, rb), m, n, k: (lk, rk) };
-    // The product is computed row-major [batch, m, n]: into `out` directly when that is its
-    // layout, else into a buffer laid out into `out` afterwards.
-    let row_major = out.shape().with_default_layout();
-    if out.shape() == &row_major {
-        return geometry.compute([lhs, rhs], out, parallel);
+    if !out.shape().layout().is_default() {
+        invalid_argument!("dot computes into a row-major output, not {}", out.shape());
     }
-    let mut result = Literal::for_overwrite(&row_major)?;
-    geometry.compute([lhs, rhs], &mut result, parallel)?;
-    crate::exec::plan::relayout_into(&result, out, parallel)
+    geometry.compute([lhs, rhs], out, parallel)
 }
 
 /// The dimension groups of a dot: batch (lhs, rhs), the free rows `m` of the lhs, the free

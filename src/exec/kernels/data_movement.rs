@@ -1,9 +1,10 @@
 //! Kernels that move data in ways a strided loop cannot express: a reshape that reorders
 //! memory, concatenate, pad.
 
-use crate::hlo::PaddingConfig;
-use crate::shape::element_type::with_native_type;
-use crate::{Literal, Result};
+use crate::attributes::PaddingConfig;
+use crate::error::Result;
+use crate::literal::Literal;
+use crate::storage::with_native_type;
 
 /// `reshape`: the operand's elements in logical row-major order, into the output's.
 pub(crate) fn reshape(input: &Literal, out: &mut Literal) -> Result<()> {
@@ -31,7 +32,7 @@ struct View {
 
 impl View {
     /// An array's own elements, through its layout.
-    fn of(shape: &crate::Shape) -> View {
+    fn of(shape: &crate::shape::Shape) -> View {
         View { offset: 0, strides: shape.strides().iter().map(|&s| s as isize).collect() }
     }
 }

@@ -2,8 +2,8 @@
 //! type (the op is matched once per chunk, never per element), with splats (one value for the
 //! whole chunk) kept as scalars so broadcasts cost nothing.
 
+use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::exec::element::{convert as convert_element, Element};
-use crate::hlo::{BinaryOp, ComparisonDirection, UnaryOp};
 
 /// An operand of a chunk op: one value for every element, or a slice of the chunk's length.
 #[derive(Clone, Copy)]

@@ -13,10 +13,12 @@ mod run;
 
 use std::collections::HashMap;
 
-use crate::hlo::{
-    BinaryOp, ComparisonDirection, HloComputation, Instruction, InstructionId, Opcode, UnaryOp,
-};
-use crate::{ElementType, Literal, Shape};
+use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
+use crate::element_type::ElementType;
+use crate::hlo::ir::{HloComputation, InstructionId, Opcode};
+use crate::literal::Literal;
+use crate::shape::reshape::unit_dimension_reshape;
+use crate::shape::Shape;
 
 /// One strided loop: the index space it walks (its *domain*), the expression evaluated per
 /// element, and what it does with each value (its [`Sink`]).
@@ -155,12 +157,17 @@ impl LoopProgram {
         Some(LoopProgram::coalesced(out_shape.clone(), &domain, target, nodes, sink))
     }
 
-    /// A program for a single instruction whose operands have `operand_shapes`.
-    pub(crate) fn for_instruction(
-        instruction: &Instruction,
-        operand_shapes: &[Shape],
-    ) -> Option<LoopProgram> {
-        LoopProgram::compile(&HloComputation::single(instruction, operand_shapes), operand_shapes)
+    /// A copy of an array of shape `from` into one of shape `to` (the same element type and
+    /// dimensions, another layout or padding): a loop whose one input is read through
+    /// `from`'s strides and written in `to`'s order.
+    pub(crate) fn copy(from: &Shape, to: &Shape) -> LoopProgram {
+        let strides = |shape: &Shape| shape.strides().iter().map(|&s| s as isize).collect::<Vec<_>>();
+        let load = Node {
+            kind: NodeKind::Load { input: 0, offset: 0, strides: strides(from) },
+            element_type: to.element_type(),
+            operands: vec![],
+        };
+        LoopProgram::coalesced(to.clone(), to, strides(to), vec![load], Sink::Store)
     }
 
     /// Orders the walk by the domain's memory order, drops size-1 dimensions, and merges
@@ -316,6 +323,10 @@ impl Compiler<'_> {
     /// `None` if a loop cannot compute the instruction.
     fn reads(&self, id: InstructionId, map: &IndexMap) -> Option<Vec<(InstructionId, IndexMap)>> {
         let instruction = &self.computation.instructions[id];
+        let is_input = matches!(instruction.opcode, Opcode::Parameter { .. });
+        if !is_input && self.computation.loop_part(id).is_none() {
+            return None;
+        }
         let shape = &instruction.shape;
         let operand = instruction.operands.first().copied();
         let through = |operand_map: IndexMap| Some(vec![(operand?, operand_map)]);
@@ -359,7 +370,7 @@ impl Compiler<'_> {
             }
             Opcode::Reshape => {
                 let from = &self.computation.instructions[operand?].shape;
-                let rows = crate::shape_inference::shape_ops::unit_dimension_reshape(from, shape)?;
+                let rows = unit_dimension_reshape(from, shape)?;
                 through(map.select_rows(&rows))
             }
             _ => None,

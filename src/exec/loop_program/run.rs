@@ -6,12 +6,11 @@ use rayon::prelude::*;
 
 use super::chunk_ops::{self, Operand};
 use super::{LoopProgram, Node, NodeKind, Sink};
-use crate::error::invalid_argument;
+use crate::attributes::{BinaryOp, UnaryOp};
+use crate::error::{invalid_argument, Result};
 use crate::exec::element::{with_binary_fn, Element, Wide};
-use crate::hlo::{BinaryOp, UnaryOp};
-use crate::shape::element_type::with_native_type;
-use crate::storage::Storage;
-use crate::{Literal, NativeType, Result};
+use crate::literal::Literal;
+use crate::storage::{with_native_type, NativeType, Storage};
 
 /// Elements per chunk: small enough that every register of an expression stays in L1/L2,
 /// large enough that per-chunk dispatch is noise.

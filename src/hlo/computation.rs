@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use crate::hlo::HloComputation;
-use crate::Shape;
+use crate::hlo::ir::HloComputation;
+use crate::hlo::text::module_text;
+use crate::shape::Shape;
 
 /// A built computation: an immutable graph (it outlives its builder; `Send + Sync`), ready to
 /// print as HLO text or to compile.
@@ -93,6 +94,6 @@ impl XlaComputation {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn to_hlo_text(&self) -> String {
-        crate::hlo::module_text(&self.entry)
+        module_text(&self.entry)
     }
 }

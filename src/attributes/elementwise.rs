@@ -1,0 +1,163 @@
+//! What an element-wise instruction computes: its unary or binary function, or its comparison.
+
+/// An element-wise function of one operand.
+///
+/// ```
+/// assert_eq!(lazy_xla::UnaryOp::Exp.hlo_name(), "exponential");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// `-x`.
+    Neg,
+    /// `|x|`.
+    Abs,
+    /// `eˣ`.
+    Exp,
+    /// `ln x`.
+    Log,
+    /// `ln(1 + x)`.
+    Log1p,
+    /// `eˣ - 1`.
+    Expm1,
+    /// Hyperbolic tangent.
+    Tanh,
+    /// `1 / (1 + e⁻ˣ)`.
+    Logistic,
+    /// Square root.
+    Sqrt,
+    /// `1 / √x`.
+    Rsqrt,
+    /// -1, 0 or 1 (and ±0, NaN for floats).
+    Sign,
+    /// Round toward -∞.
+    Floor,
+    /// Round toward +∞.
+    Ceil,
+    /// Round half away from zero.
+    Round,
+    /// Sine.
+    Sin,
+    /// Cosine.
+    Cos,
+    /// Logical not of `pred`, bitwise not of integers.
+    Not,
+    /// Whether a float is neither infinite nor NaN (result `pred`).
+    IsFinite,
+}
+
+impl UnaryOp {
+    /// The opcode's name in HLO text.
+    pub fn hlo_name(self) -> &'static str {
+        use UnaryOp::*;
+        match self {
+            Neg => "negate",
+            Abs => "abs",
+            Exp => "exponential",
+            Log => "log",
+            Log1p => "log-plus-one",
+            Expm1 => "exponential-minus-one",
+            Tanh => "tanh",
+            Logistic => "logistic",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Sign => "sign",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round-nearest-afz",
+            Sin => "sine",
+            Cos => "cosine",
+            Not => "not",
+            IsFinite => "is-finite",
+        }
+    }
+}
+
+/// An element-wise function of two operands of one shape.
+///
+/// ```
+/// assert_eq!(lazy_xla::BinaryOp::Sub.hlo_name(), "subtract");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b` (integers truncate toward zero).
+    Div,
+    /// Remainder with the dividend's sign.
+    Rem,
+    /// The larger.
+    Max,
+    /// The smaller.
+    Min,
+    /// `aᵇ`.
+    Pow,
+    /// `atan2(a, b)`.
+    Atan2,
+    /// Logical/bitwise and.
+    And,
+    /// Logical/bitwise or.
+    Or,
+    /// Logical/bitwise exclusive or.
+    Xor,
+    /// `a << b`.
+    ShiftLeft,
+    /// `a >> b`, filling with the sign bit.
+    ShiftRightArithmetic,
+    /// `a >> b`, filling with zeros.
+    ShiftRightLogical,
+}
+
+impl BinaryOp {
+    /// The opcode's name in HLO text (and in XLA's messages).
+    pub fn hlo_name(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Add => "add",
+            Sub => "subtract",
+            Mul => "multiply",
+            Div => "divide",
+            Rem => "remainder",
+            Max => "maximum",
+            Min => "minimum",
+            Pow => "power",
+            Atan2 => "atan2",
+            And => "and",
+            Or => "or",
+            Xor => "xor",
+            ShiftLeft => "shift-left",
+            ShiftRightArithmetic => "shift-right-arithmetic",
+            ShiftRightLogical => "shift-right-logical",
+        }
+    }
+}
+
+/// The comparison a `compare` makes.
+///
+/// ```
+/// assert_eq!(lazy_xla::ComparisonDirection::Gt.to_string(), "GT");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, derive_more::Display)]
+pub enum ComparisonDirection {
+    /// `==`.
+    #[display("EQ")]
+    Eq,
+    /// `!=`.
+    #[display("NE")]
+    Ne,
+    /// `>=`.
+    #[display("GE")]
+    Ge,
+    /// `>`.
+    #[display("GT")]
+    Gt,
+    /// `<=`.
+    #[display("LE")]
+    Le,
+    /// `<`.
+    #[display("LT")]
+    Lt,
+}

@@ -1,0 +1,13 @@
+//! What an op is told besides its operands: the element-wise function it applies, the
+//! dimensions a dot contracts, how a pad grows each dimension (xla_data.proto's messages).
+//!
+//! These are plain data, below both shape inference and the IR: the builder takes them from
+//! users, shape inference checks them, and instructions carry them.
+
+mod dot;
+mod elementwise;
+mod padding;
+
+pub use dot::DotDimensionNumbers;
+pub use elementwise::{BinaryOp, ComparisonDirection, UnaryOp};
+pub use padding::{PaddingConfig, PaddingConfigDimension};

@@ -1,0 +1,161 @@
+//! The shape each instruction must have, given its operands: shape inference applied to the IR,
+//! as XLA's `HloVerifier` applies it, for the verifier and for anything that makes
+//! instructions without the builder.
+//!
+//! At the IR level the builder's lowering has already happened: element-wise operands have
+//! the result's dimensions and one element type (broadcasts and converts are explicit), so
+//! these rules are stricter than the builder's; the executor relies on them.
+
+use crate::error::{invalid_argument, Result};
+use crate::hlo::ir::Opcode;
+use crate::shape::Shape;
+use crate::shape_inference::broadcast::hlo_broadcast_shape;
+use crate::shape_inference::dot::dot_shape;
+use crate::shape_inference::elementwise::{
+    binary_shape, clamp_shape, compare_shape, select_shape, unary_shape,
+};
+use crate::shape_inference::reduce::reduce_shape;
+use crate::shape_inference::shape_ops::{
+    concatenate_shape, iota_shape, pad_shape, reshape_shape, reverse_shape, slice_shape, transpose_shape,
+};
+
+/// The shape an instruction of `opcode` over operands of `operands` shapes must have, or
+/// shape inference's rejection. Opcodes whose shape is an attribute of their own (parameter,
+/// iota, broadcast, reshape, convert) check `declared` for consistency and return it. Only
+/// dimensions and element type are meaningful: a layout is the instruction's own choice.
+pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape) -> Result<Shape> {
+    check_operand_count(opcode, operands.len())?;
+    let first = operands.first().copied();
+    let operand = || first.expect("the count was checked");
+    match opcode {
+        Opcode::Parameter { number } if *number < 0 => {
+            invalid_argument!("parameter number {number} is negative")
+        }
+        Opcode::Parameter { .. } => Ok(declared.clone()),
+        Opcode::Constant(literal) => Ok(literal.shape().clone()),
+        Opcode::Iota { dimension } => iota_shape(declared, *dimension),
+        Opcode::Unary(op) => unary_shape(*op, operand()),
+        Opcode::Binary(op) => {
+            same_operands(opcode, operands)?;
+            binary_shape(*op, operands[0], operands[1], &[])
+        }
+        Opcode::Compare(_) => {
+            same_operands(opcode, operands)?;
+            compare_shape(operands[0], operands[1], &[])
+        }
+        Opcode::Select => {
+            same_operands(opcode, &operands[1..])?;
+            select_shape(operands[0], operands[1], operands[2])
+        }
+        Opcode::Clamp => {
+            same_operands(opcode, operands)?;
+            clamp_shape(operands[0], operands[1], operands[2])
+        }
+        Opcode::Convert => {
+            if !same_dimensions(operand(), declared) {
+                invalid_argument!(
+                    "convert changes dimensions: {} to {}",
+                    operand().human_string(),
+                    declared.human_string()
+                );
+            }
+            Ok(declared.clone())
+        }
+        Opcode::Broadcast { dimensions } => hlo_broadcast_shape(operand(), declared, dimensions),
+        Opcode::Reshape => reshape_shape(operand(), declared.dimensions()),
+        Opcode::Transpose { permutation } => transpose_shape(operand(), permutation),
+        Opcode::Slice { starts, limits, strides } => slice_shape(operand(), starts, limits, strides),
+        Opcode::Concatenate { dimension } => {
+            same_element_type(opcode, operands)?;
+            concatenate_shape(operands, *dimension)
+        }
+        Opcode::Pad(config) => {
+            same_element_type(opcode, operands)?;
+            pad_shape(operands[0], operands[1], config)
+        }
+        Opcode::Reverse { dimensions } => reverse_shape(operand(), dimensions),
+        Opcode::Reduce { dimensions, reducer } => {
+            let parameters = reducer.parameters();
+            let parameter_shapes: Vec<&Shape> = parameters.iter().map(|p| &p.shape).collect();
+            reduce_shape(operands[0], operands[1], &parameter_shapes, reducer.result_shape(), dimensions)
+        }
+        Opcode::Dot(numbers) => {
+            same_element_type(opcode, operands)?;
+            dot_shape(operands[0], operands[1], numbers)
+        }
+        Opcode::Fusion { computation, .. } => {
+            let parameters = computation.parameters();
+            for (number, (parameter, operand)) in parameters.iter().zip(operands).enumerate() {
+                if !parameter.shape.same_dimensions_and_type(operand) {
+                    invalid_argument!(
+                        "fusion operand {number} has shape {} but its fused parameter {} is {}",
+                        operand.human_string(),
+                        parameter.name,
+                        parameter.shape.human_string()
+                    );
+                }
+            }
+            Ok(computation.result_shape().clone())
+        }
+    }
+}
+
+/// How many operands each opcode takes (`None`: any number, at least one).
+fn operand_count(opcode: &Opcode) -> Option<usize> {
+    Some(match opcode {
+        Opcode::Parameter { .. } | Opcode::Constant(_) | Opcode::Iota { .. } => 0,
+        Opcode::Unary(_)
+        | Opcode::Convert
+        | Opcode::Broadcast { .. }
+        | Opcode::Reshape
+        | Opcode::Transpose { .. }
+        | Opcode::Slice { .. }
+        | Opcode::Reverse { .. } => 1,
+        Opcode::Binary(_) | Opcode::Compare(_) | Opcode::Pad(_) | Opcode::Reduce { .. } | Opcode::Dot(_) => 2,
+        Opcode::Select | Opcode::Clamp => 3,
+        Opcode::Fusion { computation, .. } => computation.parameters().len(),
+        Opcode::Concatenate { .. } => return None,
+    })
+}
+
+fn check_operand_count(opcode: &Opcode, count: usize) -> Result<()> {
+    match operand_count(opcode) {
+        Some(expected) if expected != count => {
+            invalid_argument!("{} takes {expected} operand(s) but has {count}", opcode.name())
+        }
+        None if count == 0 => invalid_argument!("{} takes at least one operand but has none", opcode.name()),
+        _ => Ok(()),
+    }
+}
+
+/// An element-wise instruction's operands: equal dimensions and element types (the builder
+/// makes broadcasts and promotions explicit; the loop engine computes in one type).
+fn same_operands(opcode: &Opcode, operands: &[&Shape]) -> Result<()> {
+    same_element_type(opcode, operands)?;
+    if let Some(other) = operands.iter().find(|s| !same_dimensions(s, operands[0])) {
+        invalid_argument!(
+            "{} operands must have equal dimensions: {} and {}",
+            opcode.name(),
+            operands[0].human_string(),
+            other.human_string()
+        );
+    }
+    Ok(())
+}
+
+/// Operands of one element type (concatenate, pad, dot: the builder converts them).
+fn same_element_type(opcode: &Opcode, operands: &[&Shape]) -> Result<()> {
+    if let Some(other) = operands.iter().find(|s| s.element_type() != operands[0].element_type()) {
+        invalid_argument!(
+            "{} operands must have one element type: {} and {}",
+            opcode.name(),
+            operands[0].human_string(),
+            other.human_string()
+        );
+    }
+    Ok(())
+}
+
+fn same_dimensions(a: &Shape, b: &Shape) -> bool {
+    a.dimensions() == b.dimensions()
+}

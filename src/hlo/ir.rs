@@ -1,0 +1,232 @@
+//! The IR's data: an instruction (opcode and attributes, operands, shape, name) and a
+//! computation (an arena of instructions in topological order, and a root). Opcodes that call
+//! computations hold them, so these types are defined together.
+
+use std::sync::Arc;
+
+use crate::attributes::{BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, UnaryOp};
+use crate::literal::Literal;
+use crate::shape::Shape;
+
+/// The position of an instruction in its computation's arena.
+pub(crate) type InstructionId = usize;
+
+/// One HLO instruction: what it does, what it reads, and the shape it makes.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Instruction {
+    pub(crate) opcode: Opcode,
+    pub(crate) operands: Vec<InstructionId>,
+    pub(crate) shape: Shape,
+    /// Unique within the computation, as HLO text names it (`add.3`, `x.1`).
+    pub(crate) name: String,
+}
+
+/// A computation: instructions in topological order (operands before users) and a root.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct HloComputation {
+    pub(crate) name: String,
+    pub(crate) instructions: Vec<Instruction>,
+    pub(crate) root: InstructionId,
+}
+
+impl HloComputation {
+    /// The computation of one instruction alone: its operands become parameters of
+    /// `operand_shapes`, in order, and it is the root.
+    pub(crate) fn single(instruction: &Instruction, operand_shapes: &[Shape]) -> HloComputation {
+        let mut instructions: Vec<Instruction> = operand_shapes
+            .iter()
+            .enumerate()
+            .map(|(number, shape)| Instruction {
+                opcode: Opcode::Parameter { number: number as i64 },
+                operands: vec![],
+                shape: shape.clone(),
+                name: format!("p{number}"),
+            })
+            .collect();
+        let mut single = instruction.clone();
+        single.operands = (0..operand_shapes.len()).collect();
+        instructions.push(single);
+        let root = instructions.len() - 1;
+        HloComputation { name: "single".into(), instructions, root }
+    }
+
+    /// The parameters, ordered by parameter number.
+    pub(crate) fn parameters(&self) -> Vec<&Instruction> {
+        self.parameter_ids().into_iter().map(|id| &self.instructions[id]).collect()
+    }
+
+    /// The positions of the parameters, ordered by parameter number.
+    pub(crate) fn parameter_ids(&self) -> Vec<InstructionId> {
+        let mut parameters: Vec<(i64, InstructionId)> = self
+            .instructions
+            .iter()
+            .enumerate()
+            .filter_map(|(id, instruction)| match instruction.opcode {
+                Opcode::Parameter { number } => Some((number, id)),
+                _ => None,
+            })
+            .collect();
+        parameters.sort_by_key(|(number, _)| *number);
+        parameters.into_iter().map(|(_, id)| id).collect()
+    }
+
+    /// The shape of the root.
+    pub(crate) fn result_shape(&self) -> &Shape {
+        &self.instructions[self.root].shape
+    }
+
+    /// The binary op this computation is, if it is one element-wise op of its two scalar
+    /// parameters in order (`add(p0, p1)`, `max(p0, p1)`, …; either order for commutative
+    /// ops): a reducer that runs as a vectorized fold instead of being interpreted.
+    pub(crate) fn simple_reducer(&self) -> Option<BinaryOp> {
+        let root = &self.instructions[self.root];
+        let Opcode::Binary(op) = root.opcode else { return None };
+        let parameter = |id: usize| match self.instructions[id].opcode {
+            Opcode::Parameter { number } => Some(number),
+            _ => None,
+        };
+        let commutative = matches!(
+            op,
+            BinaryOp::Add
+                | BinaryOp::Mul
+                | BinaryOp::Max
+                | BinaryOp::Min
+                | BinaryOp::And
+                | BinaryOp::Or
+                | BinaryOp::Xor
+        );
+        match (parameter(root.operands[0]), parameter(root.operands[1])) {
+            (Some(0), Some(1)) => Some(op),
+            (Some(1), Some(0)) if commutative => Some(op),
+            _ => None,
+        }
+    }
+
+    /// The computations this one calls (reducers, fused computations), each once, callees
+    /// first.
+    pub(crate) fn called_computations(&self) -> Vec<Arc<HloComputation>> {
+        let mut found: Vec<Arc<HloComputation>> = Vec::new();
+        for called in self.instructions.iter().flat_map(|i| i.opcode.called_computations()) {
+            for nested in called.called_computations().into_iter().chain([called.clone()]) {
+                if !found.iter().any(|known| Arc::ptr_eq(known, &nested)) {
+                    found.push(nested);
+                }
+            }
+        }
+        found
+    }
+
+    /// The computations of this one's fusions, and of fusions inside what it calls.
+    pub(crate) fn fused_computations(&self) -> Vec<Arc<HloComputation>> {
+        let fused_by = |computation: &HloComputation| -> Vec<Arc<HloComputation>> {
+            computation
+                .instructions
+                .iter()
+                .filter_map(|i| match &i.opcode {
+                    Opcode::Fusion { computation, .. } => Some(computation.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut found = fused_by(self);
+        for called in self.called_computations() {
+            found.extend(fused_by(&called));
+        }
+        found
+    }
+}
+
+/// What a fusion computes (XLA's fusion kinds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, derive_more::Display)]
+pub(crate) enum FusionKind {
+    /// An element-wise loop over the output.
+    #[display("kLoop")]
+    Loop,
+    /// A reduction whose input is computed on the fly.
+    #[display("kInput")]
+    Input,
+}
+
+/// An instruction's operation and attributes.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Opcode {
+    Parameter {
+        number: i64,
+    },
+    Constant(Arc<Literal>),
+    Iota {
+        dimension: i64,
+    },
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    Compare(ComparisonDirection),
+    Select,
+    Clamp,
+    Convert,
+    /// XLA's HLO broadcast: operand dimension `i` becomes output dimension `dimensions[i]`.
+    Broadcast {
+        dimensions: Vec<i64>,
+    },
+    Reshape,
+    Transpose {
+        permutation: Vec<i64>,
+    },
+    Slice {
+        starts: Vec<i64>,
+        limits: Vec<i64>,
+        strides: Vec<i64>,
+    },
+    Concatenate {
+        dimension: i64,
+    },
+    Pad(PaddingConfig),
+    Reverse {
+        dimensions: Vec<i64>,
+    },
+    Reduce {
+        dimensions: Vec<i64>,
+        reducer: Arc<HloComputation>,
+    },
+    Dot(DotDimensionNumbers),
+    /// A fusion: the called computation's parameters are this instruction's operands.
+    Fusion {
+        kind: FusionKind,
+        computation: Arc<HloComputation>,
+    },
+}
+
+impl Opcode {
+    /// The computations this instruction calls: a reduce's reducer, a fusion's computation.
+    pub(crate) fn called_computations(&self) -> Vec<&Arc<HloComputation>> {
+        match self {
+            Opcode::Reduce { reducer, .. } => vec![reducer],
+            Opcode::Fusion { computation, .. } => vec![computation],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The opcode's name in HLO text.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Opcode::Parameter { .. } => "parameter",
+            Opcode::Constant(_) => "constant",
+            Opcode::Iota { .. } => "iota",
+            Opcode::Unary(op) => op.hlo_name(),
+            Opcode::Binary(op) => op.hlo_name(),
+            Opcode::Compare(_) => "compare",
+            Opcode::Select => "select",
+            Opcode::Clamp => "clamp",
+            Opcode::Convert => "convert",
+            Opcode::Broadcast { .. } => "broadcast",
+            Opcode::Reshape => "reshape",
+            Opcode::Transpose { .. } => "transpose",
+            Opcode::Slice { .. } => "slice",
+            Opcode::Concatenate { .. } => "concatenate",
+            Opcode::Pad(_) => "pad",
+            Opcode::Reverse { .. } => "reverse",
+            Opcode::Reduce { .. } => "reduce",
+            Opcode::Dot(_) => "dot",
+            Opcode::Fusion { .. } => "fusion",
+        }
+    }
+}
