@@ -29,7 +29,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestError, TestRunner};
 
 /// Graphs in the normal run.
-const NORMAL_CASES: u32 = 3000;
+const NORMAL_CASES: u32 = 10_000;
 
 /// Graphs in the soak run unless `LAZY_XLA_FUZZ_CASES` says otherwise.
 const SOAK_CASES: u32 = 100_000;
@@ -52,7 +52,7 @@ fn fuzz(cases: u32) {
     let config = Config {
         cases,
         max_shrink_iters: 2048,
-        failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel("proptest-regressions"))),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
         source_file: Some(file!()),
         ..Config::default()
     };

@@ -9,12 +9,11 @@
 //! cycling; 0 is the value 1 (or `true`). The generator evaluates each step with the reference as
 //! it goes, so it knows every value's shape and only makes ops XLA accepts.
 
+use crate::common::choices::{Choices, Values};
 use crate::common::recipe::{Id, Recipe, Reducer, Step};
 use crate::common::reference::{count, evaluate_step};
 use crate::common::semantics::{BinaryKind, CompareKind, UnaryKind};
-use crate::common::values::{
-    bit_width, int_max, int_min, max_finite, min_normal, round_float, wrap, Array, Value,
-};
+use crate::common::values::{int_max, int_min, wrap, Array, Value};
 use lazy_xla::{DotDimensionNumbers, ElementType, Layout, PaddingValue, Shape};
 
 /// The most ops after the first value.
@@ -40,70 +39,10 @@ const TYPES: [ElementType; 13] = [
     ElementType::U64,
 ];
 
-/// A list of choices, read in order.
-struct Choices<'g> {
-    genes: &'g [u32],
-    next: usize,
-}
-
-impl Choices<'_> {
-    /// The next number (0 once the list runs out).
-    fn gene(&mut self) -> u32 {
-        let gene = self.genes.get(self.next).copied().unwrap_or(0);
-        self.next += 1;
-        gene
-    }
-
-    /// A choice among `n` options (`n ≥ 1`).
-    fn pick(&mut self, n: usize) -> usize {
-        self.gene() as usize % n.max(1)
-    }
-
-    /// True one time in `n` (never for the gene 0).
-    fn one_in(&mut self, n: usize) -> bool {
-        self.pick(n) == n - 1
-    }
-
-    /// One of `options`.
-    fn one_of<T: Copy>(&mut self, options: &[T]) -> T {
-        options[self.pick(options.len())]
-    }
-
-    /// A dimension size from 0 to 5 (0 rarely).
-    fn size(&mut self) -> i64 {
-        self.one_of(&[2, 3, 1, 4, 5, 2, 3, 1, 4, 0])
-    }
-
-    /// A random permutation of `0..n` (the identity first).
-    fn permutation(&mut self, n: usize) -> Vec<i64> {
-        let mut items: Vec<i64> = (0..n as i64).collect();
-        for i in 0..n {
-            let j = i + self.pick(n - i);
-            items.swap(i, j);
-        }
-        items
-    }
-
-    /// A sorted subset of `0..n` of `k` elements.
-    fn subset(&mut self, n: usize, k: usize) -> Vec<i64> {
-        let mut chosen: Vec<i64> = self.permutation(n).into_iter().take(k).collect();
-        chosen.sort_unstable();
-        chosen
-    }
-}
-
-/// Small values (most of them) and special ones.
-const SMALL_FLOATS: [f64; 20] = [
-    1.0, 0.0, -1.0, 2.0, 0.5, -2.0, 3.0, -0.5, 1.5, -3.0, 0.25, 4.0, -1.5, 2.5, -4.0, 0.75, -2.5, 5.0, -0.25,
-    3.5,
-];
-const SMALL_INTS: [i128; 16] = [1, 0, -1, 2, -2, 3, 5, -3, 4, 7, -5, 8, 6, -7, 9, 10];
-
 /// The generator's state: the steps so far and their reference values.
 struct Generator<'g> {
     choices: Choices<'g>,
-    values: &'g [u32],
-    next_value: usize,
+    values: Values<'g>,
     steps: Vec<Step>,
     arrays: Vec<Array>,
 }
@@ -125,50 +64,12 @@ impl Generator<'_> {
         self.steps.len() - 1
     }
 
-    /// A value of `ty` from the value list.
     fn value(&mut self, ty: ElementType) -> Value {
-        let gene = if self.values.is_empty() { 0 } else { self.values[self.next_value % self.values.len()] };
-        self.next_value += 1;
-        let (g, k) = (gene % 10, gene as usize / 10);
-        if ty == ElementType::Pred {
-            return Value::Int((gene % 2 == 0) as i128);
-        }
-        if ty.is_float() {
-            let max = max_finite(ty);
-            let specials = [
-                f64::NAN,
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-                -0.0,
-                100.0,
-                -1000.0,
-                1e-3,
-                max,
-                -max,
-                min_normal(ty),
-                0.1,
-                3e4,
-            ];
-            let v = if g < 8 { SMALL_FLOATS[k % SMALL_FLOATS.len()] } else { specials[k % specials.len()] };
-            return Value::Float(round_float(ty, v));
-        }
-        let bits = bit_width(ty) as i128;
-        let specials = [
-            int_min(ty),
-            int_max(ty),
-            int_min(ty) + 1,
-            int_max(ty) - 1,
-            bits,
-            bits - 1,
-            bits + 1,
-            gene as i128 * 2654435761,
-        ];
-        let v = if g < 8 { SMALL_INTS[k % SMALL_INTS.len()] } else { specials[k % specials.len()] };
-        Value::Int(wrap(ty, v))
+        self.values.next(ty)
     }
 
     fn values_for(&mut self, ty: ElementType, dims: &[i64]) -> Vec<Value> {
-        (0..count(dims)).map(|_| self.value(ty)).collect()
+        (0..count(dims)).map(|_| self.values.next(ty)).collect()
     }
 
     /// A layout of `rank`: the default, a permutation, sometimes padded.
@@ -667,9 +568,8 @@ impl Generator<'_> {
 /// A random valid recipe from two lists of numbers (see the module docs).
 pub fn generate(structure: &[u32], values: &[u32]) -> Recipe {
     let mut g = Generator {
-        choices: Choices { genes: structure, next: 0 },
-        values,
-        next_value: 0,
+        choices: Choices::new(structure),
+        values: Values::new(values),
         steps: Vec::new(),
         arrays: Vec::new(),
     };

@@ -6,7 +6,7 @@ use crate::common::check::check;
 use crate::common::recipe::{Recipe, Step};
 use crate::common::reference::evaluate;
 use crate::common::values::Value;
-use lazy_xla::{Layout, Shape};
+use lazy_xla::{ElementType, Layout, Shape};
 
 /// The most recipes tried while minimizing.
 const BUDGET: usize = 1500;
@@ -86,8 +86,8 @@ fn plain_layouts(recipe: &Recipe, only: Option<usize>) -> Recipe {
     plain
 }
 
-/// The values of step `k` (parameters and constants), if it has any.
-fn values_mut(step: &mut Step) -> Option<(&mut Vec<Value>, lazy_xla::ElementType)> {
+/// The values of a parameter or constant step, and their element type.
+fn values_mut(step: &mut Step) -> Option<(&mut Vec<Value>, ElementType)> {
     match step {
         Step::Parameter { shape, values, .. } | Step::ConstantLiteral { shape, values } => {
             Some((values, shape.element_type()))
@@ -96,54 +96,50 @@ fn values_mut(step: &mut Step) -> Option<(&mut Vec<Value>, lazy_xla::ElementType
     }
 }
 
+/// Candidates with one value of a parameter or constant replaced by a simpler one (0 or 1).
+fn simpler_values(recipe: &Recipe) -> Vec<Recipe> {
+    let mut candidates = Vec::new();
+    for k in 0..recipe.steps.len() {
+        let mut step = recipe.steps[k].clone();
+        let Some((values, ty)) = values_mut(&mut step) else { continue };
+        for position in 0..values.len() {
+            // 0 is simpler than 1, which is simpler than anything else.
+            let (zero, one) = (Value::Int(0).into_type(ty), Value::Int(1).into_type(ty));
+            let simpler: &[Value] = match values[position] {
+                v if v.same(zero) => &[],
+                v if v.same(one) => &[zero],
+                _ => &[zero, one],
+            };
+            for &simple in simpler {
+                let mut candidate = recipe.clone();
+                if let Some((candidate_values, _)) = values_mut(&mut candidate.steps[k]) {
+                    candidate_values[position] = simple;
+                }
+                candidates.push(candidate);
+            }
+        }
+    }
+    candidates
+}
+
 /// A smaller recipe that fails with the same [`Failure::class`](crate::common::check::Failure::class).
 pub fn minimize(recipe: &Recipe, class: &str) -> Recipe {
     let mut m = Minimizer { class: class.to_string(), tries: 0 };
     let mut best = recipe.pruned();
-    let mut changed = true;
-    while changed && m.budget_left() {
-        changed = false;
+    while m.budget_left() {
         let arrays = evaluate(&best);
         let earlier = (0..best.root).map(|k| rerooted(&best, k, arrays[k].dims.len()));
-        if let Some(smaller) = m.first_failing(earlier) {
-            best = smaller;
-            changed = true;
-            continue;
-        }
-        if let Some(smaller) = m.first_failing(cuts(&best).into_iter()) {
-            best = smaller;
-            changed = true;
-            continue;
-        }
         let layouts = std::iter::once(plain_layouts(&best, None))
             .chain((0..best.steps.len()).map(|k| plain_layouts(&best, Some(k))))
             .filter(|c| format!("{c:?}") != format!("{best:?}"));
-        if let Some(smaller) = m.first_failing(layouts) {
-            best = smaller;
-            changed = true;
-            continue;
-        }
-        // Simpler values: 0 or 1 in place of each value, one at a time.
-        'values: for k in 0..best.steps.len() {
-            let Some((values, ty)) = values_mut(&mut best.clone().steps[k]).map(|(v, t)| (v.clone(), t))
-            else {
-                continue;
-            };
-            for position in 0..values.len() {
-                for simple in [Value::Int(0).into_type(ty), Value::Int(1).into_type(ty)] {
-                    if values[position].same(simple) || !m.budget_left() {
-                        continue;
-                    }
-                    let mut candidate = best.clone();
-                    let (candidate_values, _) = values_mut(&mut candidate.steps[k]).expect("values");
-                    candidate_values[position] = simple;
-                    if m.fails(&candidate) {
-                        best = candidate;
-                        changed = true;
-                        break 'values;
-                    }
-                }
-            }
+        let smaller = m
+            .first_failing(earlier)
+            .or_else(|| m.first_failing(cuts(&best).into_iter()))
+            .or_else(|| m.first_failing(layouts))
+            .or_else(|| m.first_failing(simpler_values(&best).into_iter()));
+        match smaller {
+            Some(smaller) => best = smaller,
+            None => break,
         }
     }
     best

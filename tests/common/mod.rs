@@ -1,6 +1,6 @@
 //! Test helpers shared by the differential fuzzer (`fuzz_differential.rs`) and its regression
 //! tests (`fuzz_regressions.rs`): a graph recipe ([`recipe`]), its random generator
-//! ([`generate`]), an independent reference interpreter ([`reference`] over [`values`] with the
+//! ([`generate`], reading [`choices`]), an independent reference interpreter ([`reference`] over [`values`] with the
 //! element semantics of [`semantics`]), the comparison against lazy-xla ([`check`]) and a
 //! minimizer for failing recipes ([`minimize`]).
 //!
@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 
 pub mod check;
+pub mod choices;
 pub mod generate;
 pub mod minimize;
 pub mod recipe;

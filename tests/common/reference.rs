@@ -16,7 +16,7 @@
 //! `reduce(ones[1000, 3], 10, add, {0})` gives 1330 there).
 
 use crate::common::recipe::{Id, Recipe, Reducer, Step};
-use crate::common::semantics::{self, xla_max, xla_min, BinaryKind};
+use crate::common::semantics::{self, xla_max, xla_min, zero_of_either_sign, BinaryKind};
 use crate::common::values::{
     max_finite, min_normal, min_subnormal, round_float, unit_roundoff, Array, Elem, Value,
 };
@@ -341,9 +341,12 @@ fn dot_element(ty: ElementType, pairs: &[(Elem, Elem)]) -> Elem {
         .iter()
         .map(|&(a, b)| {
             let (x, y) = (a.value.float(), b.value.float());
-            let err = match (a.is_exact() && b.is_exact(), a.is_unknown() || b.is_unknown()) {
-                (true, _) => 0.0,
+            // An f64 product of finite factors that overflows is infinite only if it is rounded
+            // on its own: a fused multiply-add keeps it finite.
+            let overflow = x.is_finite() && y.is_finite() && !(x * y).is_finite();
+            let err = match (a.is_exact() && b.is_exact(), a.is_unknown() || b.is_unknown() || overflow) {
                 (_, true) => f64::INFINITY,
+                (true, _) => 0.0,
                 _ => x.abs() * b.err + y.abs() * a.err + a.err * b.err,
             };
             Elem { value: Value::Float(x * y), err }
@@ -485,13 +488,10 @@ fn float_extreme(reducer: Reducer, ty: ElementType, terms: &[Elem]) -> Elem {
     if v == 0.0 && reducer == Reducer::MaxPlusZero {
         return Elem { value: Value::Float(0.0), err };
     }
-    if v == 0.0 && reducer == Reducer::MaxSelect {
-        let zeros = values.iter().filter(|x| **x == 0.0);
-        let (minus, plus) =
-            zeros.fold((false, false), |(m, p), x| (m || x.is_sign_negative(), p || x.is_sign_positive()));
-        if minus && plus {
-            return Elem::unknown(Value::Float(v)); // the order picks the zero's sign
-        }
+    if v == 0.0 && err == 0.0 {
+        // The select-based max keeps whichever zero the order brings first; max and min should
+        // not (but do in lazy-xla: see `zero_of_either_sign`).
+        return zero_of_either_sign(ty, &values);
     }
     if err == 0.0 {
         Elem::float(v)
