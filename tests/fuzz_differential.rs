@@ -117,8 +117,7 @@ fn statistics() {
         let arrays = common::reference::evaluate(&recipe);
         steps += recipe.steps.len();
         for (step, array) in recipe.steps.iter().zip(&arrays) {
-            let name = format!("{step:?}");
-            *ops.entry(name.split([' ', '{']).next().unwrap_or("").to_string()).or_insert(0) += 1;
+            *ops.entry(step.name()).or_insert(0) += 1;
             *types.entry(array.ty.to_string()).or_insert(0) += 1;
         }
         for e in &arrays[recipe.root].elems {

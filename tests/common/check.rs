@@ -17,7 +17,7 @@ use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
-use crate::common::recipe::{build, program, Id, Recipe, Step};
+use crate::common::recipe::{build, program, rust_layout, Id, Recipe, Step};
 use crate::common::reference::{evaluate, indices};
 use crate::common::values::{values_of, Array, Value};
 use lazy_xla::{CompileOptions, Layout, Literal, XlaComputation};
@@ -30,7 +30,7 @@ pub enum Failure {
     /// lazy-xla returned an error for a valid graph.
     Error { stage: String, message: String },
     /// A step's shape differs from what the reference and XLA's rules expect.
-    Shape { step: Id, message: String },
+    Shape { step: Id, op: &'static str, message: String },
     /// A result differs from the reference, or fused from unfused.
     Mismatch { run: String, message: String },
 }
@@ -44,7 +44,7 @@ impl Failure {
         match self {
             Failure::Panic { stage, message } => format!("panic in {stage}: {}", first_line(message)),
             Failure::Error { stage, message } => format!("error in {stage}: {}", first_line(message)),
-            Failure::Shape { message, .. } => format!("shape: {}", message.split(':').next().unwrap_or("")),
+            Failure::Shape { op, .. } => format!("shape of {op}"),
             Failure::Mismatch { run, .. } => format!("mismatch: {run}"),
         }
     }
@@ -54,7 +54,7 @@ impl Failure {
         match self {
             Failure::Panic { stage, message } => format!("panic in {stage}: {message}"),
             Failure::Error { stage, message } => format!("error in {stage}: {message}"),
-            Failure::Shape { step, message } => format!("shape of v{step}: {message}"),
+            Failure::Shape { step, op, message } => format!("shape of v{step} ({op}): {message}"),
             Failure::Mismatch { run, message } => format!("{run}:\n{message}"),
         }
     }
@@ -185,10 +185,8 @@ pub fn check(recipe: &Recipe) -> Result<(), Failure> {
         if shape.element_type() != array.ty || shape.dimensions() != array.dims || !same_layout {
             let expected =
                 format!("{}{:?} with minor_to_major {:?}", array.ty, array.dims, layout.minor_to_major());
-            return Err(Failure::Shape {
-                step: i,
-                message: format!("expected {expected}, lazy-xla says {shape}"),
-            });
+            let message = format!("expected {expected}, lazy-xla says {shape}");
+            return Err(Failure::Shape { step: i, op: recipe.steps[i].name(), message });
         }
         layouts.push(layout);
     }
@@ -266,10 +264,10 @@ pub fn report(recipe: &Recipe, failure: &Failure) -> String {
         })
         .collect();
     format!(
-        "{}\n\n--- the graph ---\n{}--- output layout for execute_into: {:?}\n--- expected {}{:?}: [{}]",
+        "{}\n\n--- the graph ---\n{}--- execute_into's output layout: {}\n--- expected {}{:?}: [{}]",
         failure.message(),
         program(recipe, &types),
-        recipe.output_layout,
+        rust_layout(&recipe.output_layout),
         expected.ty,
         expected.dims,
         shown.join(", ")

@@ -72,12 +72,11 @@ impl Generator<'_> {
         (0..count(dims)).map(|_| self.values.next(ty)).collect()
     }
 
-    /// A layout of `rank`: the default, a permutation, sometimes padded.
-    fn layout(&mut self, rank: usize, dims: &[i64]) -> Layout {
-        let mut minor_to_major: Vec<i64> = (0..rank as i64).rev().collect();
-        let permutation = self.choices.permutation(rank);
-        minor_to_major = permutation.iter().map(|&p| minor_to_major[p as usize]).collect();
-        let layout = Layout::new(&minor_to_major);
+    /// A layout for `dims`: the default, a permutation of it, sometimes padded.
+    fn layout(&mut self, dims: &[i64]) -> Layout {
+        let descending: Vec<i64> = (0..dims.len() as i64).rev().collect();
+        let permutation = self.choices.permutation(dims.len());
+        let layout = Layout::new(&permutation.iter().map(|&p| descending[p as usize]).collect::<Vec<_>>());
         if !self.choices.one_in(4) {
             return layout;
         }
@@ -92,14 +91,13 @@ impl Generator<'_> {
     }
 
     fn shape(&mut self, ty: ElementType, dims: &[i64]) -> Shape {
-        let layout = self.layout(dims.len(), dims);
+        let layout = self.layout(dims);
         Shape::new(ty, dims).relayout(&layout).expect("a layout of the rank")
     }
 
     fn parameter(&mut self, ty: ElementType, dims: &[i64]) -> Id {
         let shape = self.shape(ty, dims);
-        let argument_layout =
-            if self.choices.one_in(3) { self.layout(dims.len(), dims) } else { shape.layout().clone() };
+        let argument_layout = if self.choices.one_in(3) { self.layout(dims) } else { shape.layout().clone() };
         let values = self.values_for(ty, dims);
         self.push(Step::Parameter { shape, argument_layout, values })
     }
@@ -597,6 +595,6 @@ pub fn generate(structure: &[u32], values: &[u32]) -> Recipe {
     }
     let root = g.steps.len() - 1;
     let root_dims = g.dims(root);
-    let output_layout = g.layout(root_dims.len(), &root_dims);
+    let output_layout = g.layout(&root_dims);
     Recipe { steps: g.steps, root, output_layout }
 }

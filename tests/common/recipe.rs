@@ -218,6 +218,33 @@ pub enum Step {
 }
 
 impl Step {
+    /// The op's name, as the lazy-xla function that makes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Parameter { .. } => "parameter",
+            Step::ConstantLiteral { .. } => "constant_literal",
+            Step::ConstantR0 { .. } => "constant_r0",
+            Step::Iota { .. } => "iota",
+            Step::Unary { op, .. } => op.name(),
+            Step::Binary { op, .. } => op.name(),
+            Step::Compare { op, .. } => op.name(),
+            Step::Select { .. } => "select",
+            Step::Clamp { .. } => "clamp",
+            Step::Convert { .. } => "convert_element_type",
+            Step::Broadcast { .. } => "broadcast",
+            Step::BroadcastInDim { .. } => "broadcast_in_dim",
+            Step::Reshape { .. } => "reshape",
+            Step::Transpose { .. } => "transpose",
+            Step::Slice { .. } => "slice",
+            Step::Concat { .. } => "concat_in_dim",
+            Step::Pad { .. } => "pad",
+            Step::Rev { .. } => "rev",
+            Step::Reduce { .. } => "reduce",
+            Step::Dot { .. } => "dot",
+            Step::DotGeneral { .. } => "dot_general",
+        }
+    }
+
     /// The steps this one reads, in order.
     pub fn operands(&self) -> Vec<Id> {
         match self {
@@ -455,6 +482,15 @@ pub fn build(recipe: &Recipe) -> Result<Built, String> {
     }
     let computation = b.build(ops[recipe.root]).map_err(|e| format!("build: {e}"))?;
     Ok(Built { computation, shapes })
+}
+
+/// A layout as Rust source.
+pub fn rust_layout(layout: &Layout) -> String {
+    let plain = format!("Layout::new(&{:?})", layout.minor_to_major());
+    match (layout.padded_dimensions(), layout.padding_value()) {
+        (Some(padded), Some(value)) => format!("{plain}.with_padding(&{padded:?}, PaddingValue::{value:?})?"),
+        _ => plain,
+    }
 }
 
 /// A shape as Rust source: its text form, parsed.

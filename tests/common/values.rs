@@ -449,8 +449,30 @@ pub fn rust_value(ty: ElementType, value: Value) -> String {
     with_native!(ty, T => T::from_value(value).rust())
 }
 
-/// Values of `ty` as a Rust `vec![…]`.
+/// The Rust type of `ty`'s elements, as source.
+pub fn rust_type(ty: ElementType) -> &'static str {
+    match ty {
+        ElementType::Pred => "bool",
+        ElementType::S8 => "i8",
+        ElementType::S16 => "i16",
+        ElementType::S32 => "i32",
+        ElementType::S64 => "i64",
+        ElementType::U8 => "u8",
+        ElementType::U16 => "u16",
+        ElementType::U32 => "u32",
+        ElementType::U64 => "u64",
+        ElementType::F16 => "half::f16",
+        ElementType::Bf16 => "half::bf16",
+        ElementType::F32 => "f32",
+        ElementType::F64 => "f64",
+    }
+}
+
+/// Values of `ty` as a Rust `vec![…]` (typed when empty).
 pub fn rust_vec(ty: ElementType, values: &[Value]) -> String {
+    if values.is_empty() {
+        return format!("Vec::<{}>::new()", rust_type(ty));
+    }
     let items: Vec<String> = values.iter().map(|&v| rust_value(ty, v)).collect();
     format!("vec![{}]", items.join(", "))
 }
