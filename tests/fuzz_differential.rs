@@ -3,11 +3,14 @@
 //! interpreted reducers, dots), each built with the public API and run fused, unfused and with
 //! `execute_into`, against an independent reference interpreter (`tests/common/`).
 //!
-//! The normal run checks [`NORMAL_CASES`] graphs. The soak test runs 100,000 by default:
+//! The normal run checks [`NORMAL_CASES`] graphs (3–6 s of the debug build, which uses
+//! opt-level 1, on one core of this 2-core machine). The soak test runs 100,000 by default
+//! (about 50 s), or `LAZY_XLA_FUZZ_CASES`:
 //!
 //! ```text
-//! CARGO_TARGET_DIR=... cargo test --test fuzz_differential -- --ignored soak --nocapture
-//! LAZY_XLA_FUZZ_CASES=1000000 cargo test --release --test fuzz_differential -- --ignored soak
+//! cargo test --test fuzz_differential -- --ignored soak --nocapture
+//! LAZY_XLA_FUZZ_CASES=1000000 cargo test --test fuzz_differential -- --ignored soak --nocapture
+//! cargo test --test fuzz_differential -- --ignored statistics --nocapture   # what it generates
 //! ```
 //!
 //! A failure is shrunk twice (proptest shrinks the generator's number lists, then
