@@ -1,0 +1,18 @@
+//! Test helpers shared by the differential fuzzer (`fuzz_differential.rs`) and its regression
+//! tests (`fuzz_regressions.rs`): a graph recipe ([`recipe`]), its random generator
+//! ([`generate`], reading [`choices`]), an independent reference interpreter ([`reference`] over [`values`] with the
+//! element semantics of [`semantics`]), the comparison against lazy-xla ([`check`]) and a
+//! minimizer for failing recipes ([`minimize`]).
+//!
+//! Each test file compiles this module on its own and uses a part of it, hence the
+//! `dead_code` allowance.
+#![allow(dead_code)]
+
+pub mod check;
+pub mod choices;
+pub mod generate;
+pub mod minimize;
+pub mod recipe;
+pub mod reference;
+pub mod semantics;
+pub mod values;
