@@ -10,6 +10,9 @@ use lazy_xla::{
 };
 use proptest::prelude::*;
 
+#[path = "common/computations.rs"]
+mod computations;
+
 const _: () = {
     const fn send_sync<T: Send + Sync>() {}
     const fn error<T: std::error::Error + Send + Sync + 'static>() {}
@@ -18,10 +21,7 @@ const _: () = {
 };
 
 fn sum_reducer() -> XlaComputation {
-    let r = XlaBuilder::new("sum");
-    let a = r.parameter(0, &shape!(f32[]), "a");
-    let b = r.parameter(1, &shape!(f32[]), "b");
-    r.build(add(a, b, &[])).unwrap()
+    computations::sum(ElementType::F32)
 }
 
 #[test]

@@ -319,10 +319,6 @@ fn random_graph(
     Some((computation, generator.arguments))
 }
 
-fn unfused() -> CompileOptions {
-    CompileOptions { fusion: false, ..Default::default() }
-}
-
 /// Whether two results are the same: shape (layout included), then values exactly for
 /// integers and `pred`, within 1e-5 relative for floats (NaN matching NaN).
 fn same_results(fused: &Literal, unfused: &Literal) -> bool {
@@ -353,8 +349,11 @@ fn check_random_graph(
     let arguments: Vec<&Literal> = arguments.iter().collect();
     let fused_exe = computation.compile(&CompileOptions::default()).expect("compile fused");
     let fused = fused_exe.execute(&arguments).expect("execute fused");
-    let unfused =
-        computation.compile(&unfused()).expect("compile unfused").execute(&arguments).expect("execute");
+    let unfused = computation
+        .compile(&CompileOptions::unfused())
+        .expect("compile unfused")
+        .execute(&arguments)
+        .expect("execute");
     prop_assert!(
         same_results(&fused, &unfused),
         "fused {fused:?}\nunfused {unfused:?}\ngraph:\n{}\noptimized:\n{}\narguments: {arguments:?}",
@@ -442,7 +441,7 @@ where
         .zip(&x_values)
         .map(|(index, &xi)| (xi + v_values[index[k] as usize]) * c)
         .collect();
-    for options in [CompileOptions::default(), unfused()] {
+    for options in [CompileOptions::default(), CompileOptions::unfused()] {
         let out =
             computation.compile(&options).expect("compile").execute(&[&x_literal, &v_literal]).expect("run");
         prop_assert_eq!(out.shape().dimensions(), dims);

@@ -14,6 +14,9 @@ use lazy_xla::{
     Result, Shape, XlaBuilder, XlaComputation, XlaOp,
 };
 
+#[path = "common/computations.rs"]
+mod computations;
+
 /// One instruction line of the HLO text: its opcode and the whole line (trimmed).
 #[derive(Debug)]
 struct Line {
@@ -104,10 +107,6 @@ fn count_everywhere(hlo: &str, opcode: &str) -> usize {
     hlo.lines().filter(|l| l.contains(" = ")).filter(|l| parse_line(l).opcode == opcode).count()
 }
 
-fn unfused() -> CompileOptions {
-    CompileOptions { fusion: false, ..Default::default() }
-}
-
 /// Compiled with fusion (the default); the optimized text is checked by the caller.
 fn fused(computation: &XlaComputation) -> Executable {
     computation.compile(&CompileOptions::default()).expect("compile fused")
@@ -119,8 +118,11 @@ fn fused(computation: &XlaComputation) -> Executable {
 #[track_caller]
 fn same_as_unfused(computation: &XlaComputation, args: &[&Literal]) -> Literal {
     let fused_out = fused(computation).execute(args).expect("execute fused");
-    let unfused_out =
-        computation.compile(&unfused()).expect("compile unfused").execute(args).expect("execute");
+    let unfused_out = computation
+        .compile(&CompileOptions::unfused())
+        .expect("compile unfused")
+        .execute(args)
+        .expect("execute");
     assert_eq!(fused_out.shape(), unfused_out.shape());
     if fused_out.element_type().is_float() {
         assert_relative_eq!(fused_out, unfused_out, epsilon = 1e-6, max_relative = 1e-6);
@@ -305,11 +307,9 @@ fn an_expensive_op_with_users_in_two_places_is_computed_once() -> Result<()> {
     Ok(())
 }
 
-/// `p + q` over f32 scalars, as a reducer.
+/// `a + b` over f32 scalars, as a reducer.
 fn sum_computation() -> Result<XlaComputation> {
-    let b = XlaBuilder::new("sum");
-    let scalar = Shape::scalar(ElementType::F32);
-    b.build(add(b.parameter(0, &scalar, "p"), b.parameter(1, &scalar, "q"), &[]))
+    Ok(computations::sum(ElementType::F32))
 }
 
 #[test]
@@ -531,7 +531,7 @@ fn unused_ops_vanish() -> Result<()> {
     let _unused_chain = transpose(sub(y, x, &[]), &[1, 0]);
     let computation = b.build(mul(x, y, &[]))?;
     assert!(computation.to_hlo_text().contains("exponential"));
-    for options in [CompileOptions::default(), unfused()] {
+    for options in [CompileOptions::default(), CompileOptions::unfused()] {
         let hlo = computation.compile(&options)?.to_hlo_text();
         assert_eq!(entry_ops(&hlo), ["multiply"], "{hlo}");
         for gone in ["exponential", "dot", "subtract", "transpose"] {
@@ -553,7 +553,7 @@ fn a_duplicated_subexpression_is_computed_once() -> Result<()> {
     let second = add(x, v, &[1]);
     let computation = b.build(mul(neg(first), second, &[]))?;
     assert_eq!(count_everywhere(&computation.to_hlo_text(), "add"), 2);
-    for options in [CompileOptions::default(), unfused()] {
+    for options in [CompileOptions::default(), CompileOptions::unfused()] {
         let hlo = computation.compile(&options)?.to_hlo_text();
         assert_eq!(count_everywhere(&hlo, "add"), 1, "{hlo}");
         assert_eq!(count_everywhere(&hlo, "broadcast"), 1, "{hlo}");
@@ -574,7 +574,7 @@ fn inverse_transposes_disappear() -> Result<()> {
     let y = b.parameter(1, &"f32[2,3,4]".parse()?, "y");
     let round_trip = transpose(transpose(x, &[1, 2, 0]), &[2, 0, 1]);
     let computation = b.build(sub(round_trip, y, &[]))?;
-    for options in [CompileOptions::default(), unfused()] {
+    for options in [CompileOptions::default(), CompileOptions::unfused()] {
         let hlo = computation.compile(&options)?.to_hlo_text();
         assert_eq!(count_everywhere(&hlo, "transpose"), 0, "{hlo}");
         assert_eq!(entry_ops(&hlo), ["subtract"], "{hlo}");
@@ -592,7 +592,7 @@ fn multiplying_s32_by_one_disappears() -> Result<()> {
     let x = b.parameter(0, &"s32[3,4]".parse()?, "x");
     let ones = mul(b.constant_r0(1i32), mul(x, b.constant_r0(1i32), &[]), &[]);
     let computation = b.build(neg(ones))?;
-    for options in [CompileOptions::default(), unfused()] {
+    for options in [CompileOptions::default(), CompileOptions::unfused()] {
         let hlo = computation.compile(&options)?.to_hlo_text();
         assert_eq!(count_everywhere(&hlo, "multiply"), 0, "{hlo}");
         assert_eq!(entry_ops(&hlo), ["negate"], "{hlo}");

@@ -39,11 +39,7 @@ const SOAK_CASES: u32 = 100_000;
 
 /// Open lazy-xla bugs: a piece of the failure's class, and what it is. Remove an entry when the
 /// bug is fixed (its regression test in `fuzz_regressions.rs` then loses its `#[ignore]`).
-const KNOWN_BUGS: &[(&str, &str)] = &[(
-    "a fusion holds only what a loop computes",
-    "compile panics when a scalar constant feeds both a reduce's operand and its init \
-     (fuzz_regressions: reduce_of_x_plus_c_with_init_c)",
-)];
+const KNOWN_BUGS: &[(&str, &str)] = &[];
 
 fn known_bug(failure: &Failure) -> Option<&'static str> {
     let class = failure.class();

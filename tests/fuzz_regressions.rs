@@ -10,12 +10,7 @@ mod common;
 use common::check::run_fused_and_unfused;
 use lazy_xla::*;
 
-/// The scalar `(T, T) -> T` computation `add`.
-fn sum(element_type: ElementType) -> XlaComputation {
-    let r = XlaBuilder::new("sum");
-    let s = Shape::scalar(element_type);
-    r.build(add(r.parameter(0, &s, "a"), r.parameter(1, &s, "b"), &[])).expect("sum")
-}
+use common::computations::sum;
 
 /// Runs fused and unfused; both must give `expected` bit for bit (any NaN matches a NaN).
 fn expect_f32(computation: &XlaComputation, arguments: &[&Literal], expected: &[f32]) {
@@ -34,7 +29,6 @@ fn expect_f32(computation: &XlaComputation, arguments: &[&Literal], expected: &[
 /// The fuzzer's first find: a scalar constant feeding both a reduce's (fused) operand and its
 /// init. CSE merges equal constants, so two separate `constant_r0(0.0)` do it too.
 #[test]
-#[ignore = "lazy-xla bug: compile panics \"a fusion holds only what a loop computes\""]
 fn reduce_of_x_plus_c_with_init_c() {
     let b = XlaBuilder::new("r");
     let x = b.parameter(0, &shape!(f32[4]), "x");
@@ -46,7 +40,6 @@ fn reduce_of_x_plus_c_with_init_c() {
 /// The same bug with a non-identity init: `max(x, 1)` summed from 1 (applied once, as lazy-xla
 /// documents).
 #[test]
-#[ignore = "lazy-xla bug: compile panics \"a fusion holds only what a loop computes\""]
 fn reduce_of_max_x_c_with_init_c() {
     let b = XlaBuilder::new("r");
     let x = b.parameter(0, &shape!(f32[4]), "x");
@@ -57,7 +50,6 @@ fn reduce_of_max_x_c_with_init_c() {
 
 /// The same bug in the masked reduction `sum(select(is_finite(x), abs(x), 0))`.
 #[test]
-#[ignore = "lazy-xla bug: compile panics \"a fusion holds only what a loop computes\""]
 fn masked_reduction_sharing_its_zero() {
     let b = XlaBuilder::new("r");
     let x = b.parameter(0, &shape!(f32[4]), "x");
@@ -95,9 +87,8 @@ fn dot_keeps_the_sign_of_negative_zero() {
 
 /// XLA's max and min order -0 below +0 (IEEE 754-2019 maximum/minimum), and clamp is
 /// `min(max(x, lo), hi)`: `max(+0, -0)` is +0, `min(+0, -0)` is -0, `clamp(-0, +0, 1)` is +0,
-/// `clamp(-1, -0, +0)` is -0. lazy-xla returns the rhs on a tie of zeros.
+/// `clamp(-1, -0, +0)` is -0.
 #[test]
-#[ignore = "lazy-xla bug: max/min/clamp do not order -0 below +0"]
 fn max_min_and_clamp_order_negative_zero_below_positive_zero() {
     let b = XlaBuilder::new("m");
     let (x, y) = (b.parameter(0, &shape!(f32[2]), "x"), b.parameter(1, &shape!(f32[2]), "y"));

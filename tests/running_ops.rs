@@ -5,6 +5,9 @@
 
 use std::fmt::Debug;
 
+#[path = "common/computations.rs"]
+mod computations;
+
 use lazy_xla::{
     abs, add, and, atan2, broadcast, broadcast_in_dim, ceil, clamp, concat_in_dim, convert_element_type, cos,
     div, dot, dot_general, eq, exp, expm1, floor, ge, gt, iota, is_finite, le, log, log1p, logistic, lt, max,
@@ -22,10 +25,6 @@ fn sh(text: &str) -> Shape {
 /// A literal of the shape `text` from logical row-major values.
 fn lit<T: NativeType>(text: &str, values: Vec<T>) -> Literal {
     Literal::from_vec(&sh(text), values).expect("literal")
-}
-
-fn unfused() -> CompileOptions {
-    CompileOptions { fusion: false, ..Default::default() }
 }
 
 /// Builds the computation `f` makes from one parameter per argument (of the argument's shape).
@@ -49,7 +48,7 @@ where
 {
     let c = computation(args, f);
     let fused = c.compile(&CompileOptions::default()).unwrap().execute(args).unwrap();
-    let plain = c.compile(&unfused()).unwrap().execute(args).unwrap();
+    let plain = c.compile(&CompileOptions::unfused()).unwrap().execute(args).unwrap();
     assert_eq!(fused.shape(), plain.shape());
     assert_eq!(format!("{fused:?}"), format!("{plain:?}"), "fused vs unfused");
     fused
@@ -86,11 +85,7 @@ fn reducer<F>(element_type: ElementType, f: F) -> XlaComputation
 where
     F: for<'b> FnOnce(&'b XlaBuilder, XlaOp<'b>, XlaOp<'b>) -> XlaOp<'b>,
 {
-    let r = XlaBuilder::new("reducer");
-    let s = Shape::scalar(element_type);
-    let a = r.parameter(0, &s, "a");
-    let b = r.parameter(1, &s, "b");
-    r.build(f(&r, a, b)).expect("reducer")
+    computations::scalar_computation("reducer", element_type, f)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -532,7 +527,7 @@ fn convert_s64_to_f32_rounds_once() {
 fn iota_in_any_layout() {
     let b = XlaBuilder::new("iota");
     let c = b.build(iota(&b, &sh("s32[2,3]{0,1}"), 1)).unwrap();
-    for options in [CompileOptions::default(), unfused()] {
+    for options in [CompileOptions::default(), CompileOptions::unfused()] {
         let out = c.compile(&options).unwrap().execute(&[]).unwrap();
         assert_eq!(out.shape().to_string(), "s32[2,3]{0,1}");
         assert_eq!(values::<i32>(&out), [0, 1, 2, 0, 1, 2]);
@@ -544,7 +539,10 @@ fn iota_in_any_layout() {
     assert_eq!(values::<f32>(&out), [0.0, 0.0, 1.0, 1.0, 2.0, 2.0]);
     let b = XlaBuilder::new("iota");
     let c = b.build(iota(&b, &sh("u8[5]"), 0)).unwrap();
-    assert_eq!(values::<u8>(&c.compile(&unfused()).unwrap().execute(&[]).unwrap()), [0, 1, 2, 3, 4]);
+    assert_eq!(
+        values::<u8>(&c.compile(&CompileOptions::unfused()).unwrap().execute(&[]).unwrap()),
+        [0, 1, 2, 3, 4]
+    );
 }
 
 #[test]
@@ -819,7 +817,7 @@ macro_rules! dot_tests {
                     dot_general(p[0], p[1], &numbers(&[1], &[1], &[], &[]))
                 });
                 let padded = Literal::from_vec(&sh(&format!("{}[2,3]{{0,1:pad(3,5)=zero}}", $name)), tv(&[1, 0, 0, 0, 1, 0])).unwrap();
-                for options in [CompileOptions::default(), unfused()] {
+                for options in [CompileOptions::default(), CompileOptions::unfused()] {
                     let out = c.compile(&options).unwrap().execute(&[&a, &padded]).unwrap();
                     assert_eq!(values::<T>(&out), tv(&[1, 2, 4, 5]));
                 }
@@ -873,7 +871,7 @@ fn arguments_in_any_layout_including_padding() {
     let x = lit("f32[2,3]{0,1:pad(3,5)=zero}", vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let y = lit("f32[2,3]{1,0:pad(4,4)=one}", vec![6.0f32, 5.0, 4.0, 3.0, 2.0, 1.0]);
     assert!(x.memory::<f32>().unwrap().len() > 6);
-    for options in [CompileOptions::default(), unfused()] {
+    for options in [CompileOptions::default(), CompileOptions::unfused()] {
         let exe = c.compile(&options).unwrap();
         let out = exe.execute(&[&x, &y]).unwrap();
         assert_eq!(out.shape().to_string(), "f32[2,3]{1,0}");
@@ -901,7 +899,7 @@ fn result_in_the_root_layout() {
 fn execute_into_another_layout_and_padding() {
     let x = lit("s32[2,3]", vec![1, 2, 3, 4, 5, 6]);
     let c = computation(&[&x], |b, p| mul(p[0], b.constant_r0(10i32), &[]));
-    for options in [CompileOptions::default(), unfused()] {
+    for options in [CompileOptions::default(), CompileOptions::unfused()] {
         let exe = c.compile(&options).unwrap();
         let mut out = Literal::zeros(&sh("s32[2,3]{0,1:pad(4,4)=one}")).unwrap();
         exe.execute_into(&[&x], &mut out).unwrap();
@@ -960,7 +958,8 @@ fn one_executable_from_four_threads() {
     let (c, x) = big_computation();
     let exe = c.compile(&CompileOptions::default()).unwrap();
     let expected = values::<f32>(&exe.execute(&[&x]).unwrap());
-    let unfused_result = values::<f32>(&c.compile(&unfused()).unwrap().execute(&[&x]).unwrap());
+    let unfused_result =
+        values::<f32>(&c.compile(&CompileOptions::unfused()).unwrap().execute(&[&x]).unwrap());
     assert_eq!(expected, unfused_result);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..4)

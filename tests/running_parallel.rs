@@ -3,10 +3,11 @@
 
 use lazy_xla::*;
 
+#[path = "common/computations.rs"]
+mod computations;
+
 fn sum_reducer() -> Result<XlaComputation> {
-    let r = XlaBuilder::new("sum");
-    let (a, b) = (r.parameter(0, &shape!(s64[]), "a"), r.parameter(1, &shape!(s64[]), "b"));
-    r.build(add(a, b, &[]))
+    Ok(computations::sum(ElementType::S64))
 }
 
 /// Runs `computation` on `arguments` with one thread, two threads and rayon's pool, fused

@@ -68,10 +68,6 @@ where
     run_with(args, &CompileOptions::default(), f)
 }
 
-fn unfused() -> CompileOptions {
-    CompileOptions { fusion: false, ..Default::default() }
-}
-
 /// Dimensions of rank 0–4, sizes 0–4.
 fn dims_strategy() -> impl Strategy<Value = Vec<i64>> {
     prop::collection::vec(0i64..=4, 0..=4)
@@ -249,7 +245,7 @@ proptest! {
         let x = literal(ElementType::S32, &c.full, &c.full_layout, small(seed));
         let y = literal(ElementType::S32, &c.low, &c.low_layout, small(seed + 5));
         let (dims, expected) = broadcast_reference(&c, &x.to_vec::<i32>().unwrap(), &y.to_vec::<i32>().unwrap(), |a, b| s32_op(op, a, b));
-        for options in [CompileOptions::default(), unfused()] {
+        for options in [CompileOptions::default(), CompileOptions::unfused()] {
             let out = run_broadcast(&c, &x, &y, op, true, &options);
             prop_assert_eq!(out.shape().dimensions(), &dims[..]);
             prop_assert_eq!(out.to_vec::<i32>().unwrap(), expected.clone());
@@ -261,7 +257,7 @@ proptest! {
         let x = literal(ElementType::F32, &c.full, &c.full_layout, |i| small(seed)(i) as f32 * 0.5);
         let y = literal(ElementType::F32, &c.low, &c.low_layout, |i| small(seed + 3)(i) as f32 * 0.25);
         let (dims, expected) = broadcast_reference(&c, &x.to_vec::<f32>().unwrap(), &y.to_vec::<f32>().unwrap(), |a, b| f32_op(op, a, b));
-        for options in [CompileOptions::default(), unfused()] {
+        for options in [CompileOptions::default(), CompileOptions::unfused()] {
             let out = run_broadcast(&c, &x, &y, op, false, &options);
             prop_assert_eq!(out.shape().dimensions(), &dims[..]);
             let got = out.to_vec::<f32>().unwrap();
@@ -291,7 +287,7 @@ proptest! {
             xs[lin(&dims, &src)]
         }).collect();
         prop_assert_eq!(out.to_vec::<i32>().unwrap(), expected.clone());
-        let plain = run_with(&[&x], &unfused(), |_, p| transpose(p[0], &perm));
+        let plain = run_with(&[&x], &CompileOptions::unfused(), |_, p| transpose(p[0], &perm));
         prop_assert_eq!(plain.to_vec::<i32>().unwrap(), expected);
     }
 
@@ -313,7 +309,7 @@ proptest! {
             let src: Vec<i64> = (0..dims.len()).map(|d| starts[d] + idx[d] * strides[d]).collect();
             xs[lin(&dims, &src)]
         }).collect();
-        for options in [CompileOptions::default(), unfused()] {
+        for options in [CompileOptions::default(), CompileOptions::unfused()] {
             let out = run_with(&[&x], &options, |_, p| slice(p[0], &starts, &limits, &strides));
             prop_assert_eq!(out.shape().dimensions(), &out_dims[..]);
             prop_assert_eq!(out.to_vec::<f32>().unwrap(), expected.clone());
@@ -346,7 +342,7 @@ proptest! {
             }
             acc
         };
-        for options in [CompileOptions::default(), unfused()] {
+        for options in [CompileOptions::default(), CompileOptions::unfused()] {
             let out = run_with(&[&x], &options, |b, p| reduce(p[0], b.constant_r0(init), &sum, &reduced));
             prop_assert_eq!(out.shape().dimensions(), &out_dims[..]);
             prop_assert_eq!(out.to_vec::<i32>().unwrap(), expected.clone());
@@ -379,7 +375,7 @@ proptest! {
             }
             xs[lin(&dims, &src)]
         }).collect();
-        for options in [CompileOptions::default(), unfused()] {
+        for options in [CompileOptions::default(), CompileOptions::unfused()] {
             let out = run_with(&[&x], &options, |b, p| pad(p[0], b.constant_r0(-1.0f32), &config));
             prop_assert_eq!(out.shape().dimensions(), &out_dims[..]);
             prop_assert_eq!(out.to_vec::<f32>().unwrap(), expected.clone());
@@ -481,7 +477,7 @@ proptest! {
             lhs_batch_dimensions: lb.clone(),
             rhs_batch_dimensions: rb.clone(),
         };
-        for options in [CompileOptions::default(), unfused()] {
+        for options in [CompileOptions::default(), CompileOptions::unfused()] {
             let out = run_with(&[&x, &y], &options, |_, p| dot_general(p[0], p[1], &numbers));
             prop_assert_eq!(out.shape().dimensions(), &out_dims[..]);
             let got: Vec<i64> = if float {
@@ -526,7 +522,7 @@ proptest! {
             *ops.last().unwrap()
         });
         let fused = build(&CompileOptions::default());
-        let plain = build(&unfused());
+        let plain = build(&CompileOptions::unfused());
         prop_assert_eq!(fused.shape(), plain.shape());
         let (f, u) = (fused.to_vec::<f32>().unwrap(), plain.to_vec::<f32>().unwrap());
         let expected = reference.last().unwrap();

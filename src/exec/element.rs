@@ -255,8 +255,11 @@ macro_rules! float {
             }
             float!(@binary $t, $c, $to, $from; add: |a, b| a + b, sub: |a, b| a - b, mul: |a, b| a * b,
                 div: |a, b| a / b, rem: |a, b| a % b, pow: <$c>::powf, atan2: <$c>::atan2,
-                maximum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN } else if a > b { a } else { b },
-                minimum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN } else if a < b { a } else { b });
+                // IEEE 754-2019 maximum/minimum, as XLA: NaN wins, and -0 orders below +0.
+                maximum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN }
+                    else if a > b || (a == b && b.is_sign_negative()) { a } else { b },
+                minimum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN }
+                    else if a < b || (a == b && b.is_sign_positive()) { a } else { b });
             float!(@unary $t, $c, $to, $from; neg: |a: $c| -a, abs: <$c>::abs,
                 sign: |a: $c| if a == 0.0 || a.is_nan() { a } else { a.signum() },
                 exp: <$c>::exp, log: <$c>::ln, log1p: <$c>::ln_1p, expm1: <$c>::exp_m1, tanh: <$c>::tanh,

@@ -10,6 +10,7 @@
 
 pub mod check;
 pub mod choices;
+pub mod computations;
 pub mod generate;
 pub mod minimize;
 pub mod recipe;

@@ -488,9 +488,8 @@ fn float_extreme(reducer: Reducer, ty: ElementType, terms: &[Elem]) -> Elem {
     if v == 0.0 && reducer == Reducer::MaxPlusZero {
         return Elem { value: Value::Float(0.0), err };
     }
-    if v == 0.0 && err == 0.0 {
-        // The select-based max keeps whichever zero the order brings first; max and min should
-        // not (but do in lazy-xla: see `zero_of_either_sign`).
+    if v == 0.0 && err == 0.0 && reducer == Reducer::MaxSelect {
+        // The select-based max keeps whichever zero the order brings first.
         return zero_of_either_sign(ty, &values);
     }
     if err == 0.0 {

@@ -11,10 +11,6 @@
 //! compiling through the bare `xla_client` as `ask-xla.md` shows runs XLA's fast min/max
 //! instead (`max(1, NaN)` is 1 there) unless `XLA_FLAGS=--xla_cpu_enable_fast_min_max=false`.
 //!
-//! Relaxed for known lazy-xla bugs (each pinned by an ignored test in `fuzz_regressions.rs`,
-//! to be tightened when fixed): a max/min/clamp whose result is a zero chosen between +0 and -0
-//! may be either zero (lazy-xla's `max(+0, -0)` is -0).
-//!
 //! # Error bounds (see [`Elem`])
 //!
 //! Exact inputs to +, -, *, /, rem, sqrt, max, min, comparisons, conversions and all integer ops
@@ -257,8 +253,8 @@ pub fn transcendental_tolerance(ty: ElementType) -> f64 {
     }
 }
 
-/// The zero that max/min/clamp pick among `values`: exact if all zeros among them have one
-/// sign, else either zero (see the module docs: lazy-xla breaks the tie the other way).
+/// The zero an order-dependent choice (a select-based max over a reduction) picks among
+/// `values`: exact if all zeros among them have one sign, else either zero.
 pub fn zero_of_either_sign(ty: ElementType, values: &[f64]) -> Elem {
     let zeros = values.iter().filter(|v| **v == 0.0);
     let (negative, positive) =
@@ -460,9 +456,6 @@ fn float_binary(op: BinaryKind, ty: ElementType, a: Elem, b: Elem) -> Elem {
         Rem if exact => Elem::float(x % y), // fmod: exact, the dividend's sign
         Max | Min => {
             let v = if op == Max { xla_max(x, y) } else { xla_min(x, y) };
-            if exact && x == 0.0 && y == 0.0 {
-                return zero_of_either_sign(ty, &[x, y]);
-            }
             if exact || v.is_nan() {
                 Elem::float(v)
             } else {
@@ -598,13 +591,7 @@ pub fn clamp(ty: ElementType, lo: Elem, x: Elem, hi: Elem) -> Elem {
         let (l, v, h) = (lo.value.float(), x.value.float(), hi.value.float());
         let r = xla_min(xla_max(v, l), h);
         let err = lo.err.max(x.err).max(hi.err);
-        return if r == 0.0 && err == 0.0 {
-            zero_of_either_sign(ty, &[l, v, h])
-        } else if err == 0.0 || r.is_nan() {
-            Elem::float(r)
-        } else {
-            bounded(ty, r, err)
-        };
+        return if err == 0.0 || r.is_nan() { Elem::float(r) } else { bounded(ty, r, err) };
     }
     let (l, v, h) = (lo.value.int(), x.value.int(), hi.value.int());
     Elem::int(v.max(l).min(h))
