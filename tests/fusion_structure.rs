@@ -602,3 +602,26 @@ fn multiplying_s32_by_one_disappears() -> Result<()> {
     assert_eq!(out, (0..12).map(|i| 5 - i).collect::<Vec<_>>());
     Ok(())
 }
+
+/// A fused computation prints its parameters first, in number order, as XLA's fusion dumps do
+/// (the entry computation keeps XLA's post order).
+#[test]
+fn fused_computations_list_their_parameters_in_number_order() -> Result<()> {
+    let b = XlaBuilder::new("order");
+    let x = b.parameter(0, &"f32[100]".parse()?, "x");
+    let y = b.parameter(1, &"f32[100]".parse()?, "y");
+    // exp(y) is made first, so y becomes the fused parameter 0; the root reads x's product
+    // first, so XLA's post order alone would print parameter 1 first.
+    let e = exp(y);
+    let computation = b.build(sub(mul(x, x, &[]), e, &[]))?;
+    let hlo = fused(&computation).to_hlo_text();
+    let fused_lines = &fused_computations(&hlo)[0];
+    let numbers: Vec<&str> = fused_lines
+        .iter()
+        .take_while(|line| line.opcode == "parameter")
+        .map(|line| line.text.rsplit_once("parameter(").map_or("", |(_, n)| n.trim_end_matches(')')))
+        .collect();
+    assert_eq!(numbers, ["0", "1"], "{hlo}");
+    assert!(fused_lines[2..].iter().all(|line| line.opcode != "parameter"), "{hlo}");
+    Ok(())
+}

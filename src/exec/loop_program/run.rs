@@ -86,26 +86,27 @@ impl<T: Element> OutTarget<T> {
     fn accumulate(&self, op: BinaryOp, offset: isize, stride: isize, values: Operand<'_, T>, len: usize) {
         self.check(offset, stride, len);
         with_binary_fn!(T, op, f => {
-            let update = |position: isize, value: T| {
-                // SAFETY: `position` is `offset + i·stride` for some `i < len`, inside the
-                // buffer (checked above); the run's partition gives each output element to one
-                // thread (`LoopProgram::partition`), so this read-modify-write races with
-                // nothing.
-                unsafe {
-                    let element = self.ptr.add(position as usize);
-                    element.write(f(element.read(), value));
-                }
-            };
+            // Only positions `offset + i·stride` with `i < len` are modified: inside the buffer
+            // (checked above), live for the run, and given to this thread alone by the run's
+            // partition (`LoopProgram::partition`).
+            let at = |i: usize| self.ptr.wrapping_offset(offset + i as isize * stride);
             match (values, stride) {
-                (Operand::Values(values), 0) => update(offset, fold(op, values, f)),
-                (Operand::Splat(value), 0) => update(offset, fold(op, &vec![value; len], f)),
-                (values, _) => {
+                // SAFETY: `at(0)`, as said above.
+                (Operand::Values(values), 0) => unsafe { read_modify_write(at(0), |acc| fold(op, acc, values, f)) },
+                // SAFETY: `at(0)`, as said above.
+                (Operand::Splat(value), 0) => unsafe {
+                    read_modify_write(at(0), |acc| (0..len).fold(acc, |a, _| f(a, value)))
+                },
+                (Operand::Splat(value), _) => {
                     for i in 0..len {
-                        let value = match values {
-                            Operand::Splat(v) => v,
-                            Operand::Values(values) => values[i],
-                        };
-                        update(offset + i as isize * stride, value);
+                        // SAFETY: `at(i)` with `i < len`, as said above.
+                        unsafe { read_modify_write(at(i), |acc| f(acc, value)) }
+                    }
+                }
+                (Operand::Values(values), _) => {
+                    for (i, &value) in values[..len].iter().enumerate() {
+                        // SAFETY: `at(i)` with `i < len`, as said above.
+                        unsafe { read_modify_write(at(i), |acc| f(acc, value)) }
                     }
                 }
             }
@@ -292,7 +293,8 @@ impl LoopProgram {
             };
             after[0].state = evaluate(node, before, &mut after[0].values, inputs, (start, steps), chunk)?;
         }
-        let result = registers.last().expect("a program has a result").operand::<T>(rows * len, inputs)?;
+        let Some(result) = registers.last() else { return Ok(()) };
+        let result = result.operand::<T>(rows * len, inputs)?;
         let out_tile_step = if geometry.tile_dim.is_some() { self.out_strides[tile_stride_of] } else { 0 };
         for r in 0..rows {
             let row = match result {
@@ -496,19 +498,28 @@ fn load<T: Element>(
     false
 }
 
+/// `*element = g(*element)`.
+///
+/// # Safety
+/// `element` points to a live, initialized `T` that nothing else accesses meanwhile.
+#[inline(always)]
+unsafe fn read_modify_write<T>(element: *mut T, g: impl FnOnce(T) -> T) {
+    // SAFETY: the caller's guarantee.
+    unsafe { element.write(g(element.read())) }
+}
+
 /// Lanes of independent accumulators when folding a chunk: they break the dependency chain so
 /// the fold vectorizes (for the associative ops).
 const LANES: usize = 16;
 
-/// `values` folded with `f` (the function of `op`): in `LANES` interleaved partial results
-/// for the associative ops (add, multiply, max, min, and, or, xor; float sums are
+/// `values` folded into `acc` with `f` (the function of `op`): in `LANES` interleaved partial
+/// results for the associative ops (add, multiply, max, min, and, or, xor; float sums are
 /// reassociated, as XLA may), in order for any other op.
 #[inline(always)]
-fn fold<T: Copy>(op: BinaryOp, values: &[T], f: impl Fn(T, T) -> T) -> T {
+fn fold<T: Copy>(op: BinaryOp, acc: T, values: &[T], f: impl Fn(T, T) -> T) -> T {
     use BinaryOp::*;
-    let (first, rest) = values.split_first().expect("a chunk holds at least one value");
     if !matches!(op, Add | Mul | Max | Min | And | Or | Xor) || values.len() < 2 * LANES {
-        return rest.iter().fold(*first, |acc, &v| f(acc, v));
+        return values.iter().fold(acc, |acc, &v| f(acc, v));
     }
     let mut lanes: [T; LANES] = std::array::from_fn(|i| values[i]);
     let mut chunks = values[LANES..].chunks_exact(LANES);
@@ -518,5 +529,5 @@ fn fold<T: Copy>(op: BinaryOp, values: &[T], f: impl Fn(T, T) -> T) -> T {
         }
     }
     let partial = chunks.remainder().iter().fold(lanes[0], |acc, &v| f(acc, v));
-    lanes[1..].iter().fold(partial, |acc, &v| f(acc, v))
+    f(acc, lanes[1..].iter().fold(partial, |acc, &v| f(acc, v)))
 }
