@@ -156,6 +156,8 @@ pub use builder::*;
 pub use element_type::ElementType;
 pub use error::{Error, Result};
 pub use exec::{CompileOptions, Executable};
+/// The `half` crate, whose `f16` and `bf16` hold lazy-xla's `f16` and `bf16` elements.
+pub use half;
 pub use hlo::computation::{ProgramShape, XlaComputation};
 pub use literal::Literal;
 pub use shape::{Layout, PaddingValue, Shape};

@@ -200,7 +200,7 @@ proptest! {
 fn index_maps_invert_each_other_on_every_seed() {
     for text in SEEDS {
         let Ok(shape) = text.parse::<Shape>() else { continue };
-        if shape.element_count() > 1000 {
+        if shape.is_tuple() || shape.element_count() > 1000 {
             continue;
         }
         let indices = common::reference::indices(shape.dimensions());

@@ -46,6 +46,19 @@ pub enum UnaryOp {
 }
 
 impl UnaryOp {
+    /// Every unary op.
+    ///
+    /// ```
+    /// assert!(lazy_xla::UnaryOp::ALL.contains(&lazy_xla::UnaryOp::Tanh));
+    /// ```
+    pub const ALL: [UnaryOp; 18] = {
+        use UnaryOp::*;
+        [
+            Neg, Abs, Exp, Log, Log1p, Expm1, Tanh, Logistic, Sqrt, Rsqrt, Sign, Floor, Ceil, Round, Sin,
+            Cos, Not, IsFinite,
+        ]
+    };
+
     /// The opcode's name in HLO text.
     pub fn hlo_name(self) -> &'static str {
         use UnaryOp::*;
@@ -112,6 +125,32 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// Every binary op.
+    ///
+    /// ```
+    /// assert!(lazy_xla::BinaryOp::ALL.contains(&lazy_xla::BinaryOp::Atan2));
+    /// ```
+    pub const ALL: [BinaryOp; 15] = {
+        use BinaryOp::*;
+        [
+            Add,
+            Sub,
+            Mul,
+            Div,
+            Rem,
+            Max,
+            Min,
+            Pow,
+            Atan2,
+            And,
+            Or,
+            Xor,
+            ShiftLeft,
+            ShiftRightArithmetic,
+            ShiftRightLogical,
+        ]
+    };
+
     /// The opcode's name in HLO text (and in XLA's messages).
     pub fn hlo_name(self) -> &'static str {
         use BinaryOp::*;

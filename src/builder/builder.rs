@@ -6,7 +6,8 @@ use std::fmt;
 use std::panic::Location;
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::attributes::{BinaryOp, UnaryOp};
+use crate::error::{invalid_argument, Error, Result};
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::literal::Literal;
@@ -317,12 +318,14 @@ impl XlaBuilder {
             .collect();
         let outcome = resolved.and_then(|resolved| {
             let shapes: Vec<String> = resolved.iter().map(|o| o.shape.to_string()).collect();
-            lower(&mut Emitter { state: &mut state }, &resolved).map_err(|source| Error::Op {
+            let context = |source: Error| Error::Op {
                 op: op.to_string(),
-                operands: shapes,
+                operands: shapes.clone(),
                 location,
                 source: Box::new(source),
-            })
+            };
+            expect_arrays(op, &resolved).map_err(context)?;
+            lower(&mut Emitter { state: &mut state }, &resolved).map_err(context)
         });
         match outcome {
             Ok(id) => XlaOp { builder: self, id: Some(id) },
@@ -387,6 +390,46 @@ impl fmt::Debug for XlaOp<'_> {
             None => write!(f, "XlaOp({}#failed)", self.builder.name),
         }
     }
+}
+
+/// The ops whose operands may be tuples; every other op takes arrays.
+const TAKES_TUPLES: &[&str] = &["tuple", "get-tuple-element", "while", "conditional", "call"];
+
+/// XLA's `ExpectArray` for every operand of an op that takes arrays: a tuple operand is
+/// rejected with XLA's sentence, which names the operand its own way for each op.
+fn expect_arrays(op: &str, operands: &[Operand]) -> Result<()> {
+    if TAKES_TUPLES.contains(&op) {
+        return Ok(());
+    }
+    let Some((position, tuple)) = operands.iter().enumerate().find(|(_, o)| o.shape.is_tuple()) else {
+        return Ok(());
+    };
+    let shape = tuple.shape.human_string();
+    let side = if position == 0 { "lhs" } else { "rhs" };
+    let what = match op {
+        "pad" if position == 0 => invalid_argument!("Pad operation does not support tuple-shape operands."),
+        "pad" => invalid_argument!("Pad operation does not support non-scalar padding values."),
+        // The reducer check names a tuple init value, convert names its target (XLA's order).
+        "reduce" if position == 1 => return Ok(()),
+        "convert" => return Ok(()),
+        "clamp" => ["clamp min", "clamp operand", "clamp max"][position.min(2)].to_string(),
+        "select" => ["select pred", "select on_true", "select on_false"][position.min(2)].to_string(),
+        "reshape" | "transpose" => op.to_string(),
+        "broadcast" | "broadcast_in_dim" => "operand of broadcast".to_string(),
+        "concatenate" => "operand of concatenation".to_string(),
+        "dot" => format!("{side} of dot"),
+        _ if operands.len() == 1 && is_elementwise(op) => "operand of unary operation".to_string(),
+        _ if operands.len() == 2 && is_elementwise(op) => format!("{side} of binary operation {op}"),
+        _ => format!("operand of {op}"),
+    };
+    invalid_argument!("Expected array argument for {what}, but got {shape}.")
+}
+
+/// Whether `op` (an HLO name) is an element-wise unary or binary op or a comparison.
+fn is_elementwise(op: &str) -> bool {
+    op == "compare"
+        || UnaryOp::ALL.iter().any(|u| u.hlo_name() == op)
+        || BinaryOp::ALL.iter().any(|b| b.hlo_name() == op)
 }
 
 /// `name` made into a valid HLO identifier (`[A-Za-z_][A-Za-z0-9_.-]*`).

@@ -202,7 +202,7 @@ pub fn clamp<'b>(min: XlaOp<'b>, operand: XlaOp<'b>, max: XlaOp<'b>) -> XlaOp<'b
 #[track_caller]
 pub fn convert_element_type(operand: XlaOp<'_>, element_type: ElementType) -> XlaOp<'_> {
     operand.builder().record("convert", &[operand], |emit, operands| {
-        let result = convert_shape(&operands[0].shape, element_type);
+        let result = convert_shape(&operands[0].shape, element_type)?;
         Ok(emit.emit(Opcode::Convert, &[operands[0].id], result))
     })
 }

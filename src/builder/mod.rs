@@ -9,6 +9,7 @@ mod data_movement;
 mod elementwise;
 mod lowering;
 mod operators;
+mod tuples;
 
 pub use builder::{XlaBuilder, XlaOp};
 pub use contraction::{dot, dot_general, reduce};
@@ -20,3 +21,4 @@ pub use elementwise::{
     is_finite, le, log, log1p, logistic, lt, max, min, mul, ne, neg, not, or, pow, rem, round, rsqrt, select,
     shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sqrt, sub, tanh, xor,
 };
+pub use tuples::{get_tuple_element, tuple};

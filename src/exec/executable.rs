@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::error::{invalid_argument, Error, Result};
 use crate::exec::plan::{evaluate, Plan};
+use crate::exec::value::Value;
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::text::module_text;
 use crate::literal::Literal;
@@ -116,9 +117,17 @@ impl Executable {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn execute(&self, arguments: &[&Literal]) -> Result<Literal> {
-        let mut out = Literal::for_overwrite(self.plan.computation().result_shape())?;
-        self.execute_into(arguments, &mut out)?;
-        Ok(out)
+        self.check_arguments(arguments)?;
+        let parallel = self.parallel();
+        let run = || {
+            let values: Vec<Value<'_>> = arguments.iter().map(|&a| Value::of(a)).collect();
+            let result = self.plan.evaluate(&values, parallel)?;
+            self.plan.result_literal(result, parallel)
+        };
+        match &self.pool {
+            Some(pool) => pool.install(run),
+            None => run(),
+        }
     }
 
     /// Runs the computation and writes the result into `out`, which must have the root's

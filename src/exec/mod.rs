@@ -7,5 +7,6 @@ pub(crate) mod kernels;
 pub(crate) mod loop_program;
 pub(crate) mod plan;
 mod relayout;
+mod value;
 
 pub use executable::{CompileOptions, Executable};

@@ -2,7 +2,6 @@
 //! program for every instruction (or fusion) a strided loop computes, a kernel with its
 //! attributes for the rest — and run in order, each step's output freed after its last use.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::attributes::{DotDimensionNumbers, PaddingConfig};
@@ -10,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::exec::kernels::{contraction, data_movement};
 use crate::exec::loop_program::LoopProgram;
 use crate::exec::relayout::Relayouts;
+use crate::exec::value::Value;
 use crate::hlo::ir::{HloComputation, InstructionId, Opcode};
 use crate::hlo::text::instruction_text;
 use crate::literal::Literal;
@@ -30,6 +30,10 @@ enum Step {
     /// Argument `n` (relaid out to the parameter's layout if it comes in another).
     Parameter(usize),
     Constant(Arc<Literal>),
+    /// A tuple of the operands' values (nothing copied).
+    Tuple,
+    /// Element `index` of the operand's tuple (nothing copied).
+    GetTupleElement(usize),
     /// Element-wise ops, movement ops, fusions, simple reduces: one strided loop.
     Loop(Box<LoopProgram>),
     /// A reduce whose reducer is not a single element-wise op: the reducer's plan, run on
@@ -72,39 +76,65 @@ impl Plan {
         &self.computation
     }
 
-    /// Runs the plan on `arguments` (checked against the parameters' element types and
-    /// dimensions by the caller) and writes the root's value into `out` (the root's element
-    /// type and dimensions, any layout): directly when `out` has the root's shape, else by a
-    /// copy.
+    /// Runs the plan on `arguments` (checked against the parameters' shapes by the caller, any
+    /// layout) and writes the root's value into `out` (the root's element types and dimensions,
+    /// any layout): directly when `out` has the root's shape, else by a copy.
     pub(crate) fn run_into<'a>(
         &'a self,
         arguments: &[&'a Literal],
         out: &mut Literal,
         parallel: bool,
     ) -> Result<()> {
+        let arguments: Vec<Value<'a>> = arguments.iter().map(|&a| Value::of(a)).collect();
+        match self.run(&arguments, Some(&mut *out), parallel)? {
+            Some(value) => self.write_into(&value, out, parallel),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs the plan on `arguments` and returns the root's value (for sub-computations: a
+    /// reducer, a loop body, a branch).
+    pub(crate) fn evaluate<'a>(&'a self, arguments: &[Value<'a>], parallel: bool) -> Result<Value<'a>> {
+        self.run(arguments, None, parallel)?.ok_or_else(|| missing(&self.computation, self.computation.root))
+    }
+
+    /// Runs every step; the root's value is computed straight into `out` when it is given, has
+    /// the root's shape and the root is an array step (then `None` is returned), else returned.
+    fn run<'a>(
+        &'a self,
+        arguments: &[Value<'a>],
+        mut out: Option<&mut Literal>,
+        parallel: bool,
+    ) -> Result<Option<Value<'a>>> {
         let root = self.computation.root;
-        let direct = out.shape() == self.computation.result_shape();
-        let mut values: Vec<Option<Cow<'a, Literal>>> = vec![None; self.steps.len()];
+        let mut values: Vec<Option<Value<'a>>> = vec![None; self.steps.len()];
         for (id, step) in self.steps.iter().enumerate() {
+            let shape = &self.computation.instructions[id].shape;
             let inputs = self.inputs(id, &values)?;
-            let computes = !matches!(step, Step::Parameter(_) | Step::Constant(_));
-            if id == root && direct && computes {
-                return self.compute(step, id, &inputs, out, parallel);
-            }
             let value = match step {
                 Step::Parameter(number) => {
-                    let argument = *arguments.get(*number).ok_or_else(|| missing(&self.computation, id))?;
-                    let shape = &self.computation.instructions[id].shape;
-                    match argument.shape() == shape {
-                        true => Cow::Borrowed(argument),
-                        false => Cow::Owned(self.relayouts.copy(argument, shape, parallel)?),
-                    }
+                    let argument = arguments.get(*number).ok_or_else(|| missing(&self.computation, id))?;
+                    self.conform(argument, shape, parallel)?
                 }
-                Step::Constant(literal) => Cow::Borrowed(&**literal),
+                Step::Constant(literal) => Value::of(literal),
+                Step::Tuple => Value::Tuple(inputs.iter().map(|&v| v.clone()).collect()),
+                Step::GetTupleElement(index) => {
+                    let element = inputs.first().and_then(|t| t.elements().ok()?.get(*index));
+                    element.cloned().ok_or_else(|| missing(&self.computation, id))?
+                }
                 _ => {
-                    let mut fresh = Literal::for_overwrite(&self.computation.instructions[id].shape)?;
-                    self.compute(step, id, &inputs, &mut fresh, parallel)?;
-                    Cow::Owned(fresh)
+                    let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
+                    match out.as_deref_mut() {
+                        Some(out) if id == root && out.shape() == shape => {
+                            self.compute(step, id, &arrays, out, parallel)?;
+                            return Ok(None);
+                        }
+                        _ => {
+                            let mut fresh = Literal::for_overwrite(shape)?;
+                            self.compute(step, id, &arrays, &mut fresh, parallel)?;
+                            Value::computed(fresh)
+                        }
+                    }
                 }
             };
             drop(inputs);
@@ -115,20 +145,54 @@ impl Plan {
             }
             values[id] = Some(value);
         }
-        let value = values[root].take().ok_or_else(|| missing(&self.computation, root))?;
-        self.relayouts.copy_into(&value, out, parallel)
+        values[root].take().map(Some).ok_or_else(|| missing(&self.computation, root))
+    }
+
+    /// The root's `value` as a literal of the root's shape, layouts included (a computed array
+    /// that nothing else holds is moved, not copied).
+    pub(crate) fn result_literal(&self, value: Value<'_>, parallel: bool) -> Result<Literal> {
+        Ok(self.conform(&value, self.computation.result_shape(), parallel)?.into_literal())
+    }
+
+    /// `value` in `shape`'s layouts: arrays in another layout are copied, anything else is
+    /// taken as it is.
+    fn conform<'a>(&'a self, value: &Value<'a>, shape: &Shape, parallel: bool) -> Result<Value<'a>> {
+        match value {
+            Value::Tuple(elements) => Ok(Value::Tuple(
+                elements
+                    .iter()
+                    .zip(shape.tuple_shapes())
+                    .map(|(element, shape)| self.conform(element, shape, parallel))
+                    .collect::<Result<_>>()?,
+            )),
+            array if array.array()?.shape() == shape => Ok(array.clone()),
+            array => Ok(Value::computed(self.relayouts.copy(array.array()?, shape, parallel)?)),
+        }
+    }
+
+    /// Writes `value` into `out` (the same element types and dimensions), in `out`'s layouts.
+    fn write_into(&self, value: &Value<'_>, out: &mut Literal, parallel: bool) -> Result<()> {
+        match value {
+            Value::Tuple(elements) => {
+                for (i, element) in elements.iter().enumerate() {
+                    self.write_into(element, out.tuple_element_mut(i)?, parallel)?;
+                }
+                Ok(())
+            }
+            array => self.relayouts.copy_into(array.array()?, out, parallel),
+        }
     }
 
     /// The values of instruction `id`'s operands, computed by earlier steps.
-    fn inputs<'v>(
+    fn inputs<'v, 'a>(
         &self,
         id: InstructionId,
-        values: &'v [Option<Cow<'_, Literal>>],
-    ) -> Result<Vec<&'v Literal>> {
+        values: &'v [Option<Value<'a>>],
+    ) -> Result<Vec<&'v Value<'a>>> {
         self.computation.instructions[id]
             .operands
             .iter()
-            .map(|&o| values[o].as_deref().ok_or_else(|| missing(&self.computation, o)))
+            .map(|&o| values[o].as_ref().ok_or_else(|| missing(&self.computation, o)))
             .collect()
     }
 
@@ -145,9 +209,8 @@ impl Plan {
             (Step::Loop(program), _) => program.run(inputs, out, parallel),
             (Step::InterpretedReduce { dimensions, reducer }, &[operand, init]) => {
                 let combine = |accumulator: &Literal, value: &Literal| -> Result<Literal> {
-                    let mut result = Literal::for_overwrite(reducer.computation.result_shape())?;
-                    reducer.run_into(&[accumulator, value], &mut result, false)?;
-                    Ok(result)
+                    let arguments = [Value::Borrowed(accumulator), Value::Borrowed(value)];
+                    Ok(reducer.evaluate(&arguments, false)?.into_literal())
                 };
                 contraction::reduce_interpreted([operand, init], dimensions, &combine, out)
             }
@@ -188,6 +251,8 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
     Ok(match &instruction.opcode {
         Opcode::Parameter { number } => Step::Parameter(*number as usize),
         Opcode::Constant(literal) => Step::Constant(literal.clone()),
+        Opcode::Tuple => Step::Tuple,
+        Opcode::GetTupleElement { index } => Step::GetTupleElement(*index as usize),
         Opcode::Fusion { computation: fused, .. } => Step::Loop(program(fused)?),
         Opcode::Reduce { dimensions, .. } if dimensions.is_empty() => {
             // XLA returns the operand unchanged: the init value is not applied.
@@ -251,7 +316,7 @@ fn missing(computation: &HloComputation, id: InstructionId) -> Error {
 /// reference in tests.
 pub(crate) fn evaluate(computation: &HloComputation, arguments: &[&Literal]) -> Result<Literal> {
     let plan = Plan::new(Arc::new(computation.clone()))?;
-    let mut out = Literal::for_overwrite(computation.result_shape())?;
-    plan.run_into(arguments, &mut out, false)?;
-    Ok(out)
+    let arguments: Vec<Value<'_>> = arguments.iter().map(|&a| Value::of(a)).collect();
+    let value = plan.evaluate(&arguments, false)?;
+    plan.result_literal(value, false)
 }

@@ -18,6 +18,7 @@ use crate::shape_inference::reduce::reduce_shape;
 use crate::shape_inference::shape_ops::{
     concatenate_shape, iota_shape, pad_shape, reshape_shape, reverse_shape, slice_shape, transpose_shape,
 };
+use crate::shape_inference::tuple::get_tuple_element_shape;
 
 /// The shape an instruction of `opcode` over operands of `operands` shapes must have, or
 /// shape inference's rejection. Opcodes whose shape is an attribute of their own (parameter,
@@ -25,6 +26,15 @@ use crate::shape_inference::shape_ops::{
 /// dimensions and element type are meaningful: a layout is the instruction's own choice.
 pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape) -> Result<Shape> {
     check_operand_count(opcode, operands.len())?;
+    if !opcode.takes_tuples() {
+        if let Some(tuple) = operands.iter().find(|s| s.is_tuple()) {
+            invalid_argument!(
+                "Expected array argument for operand of {}, but got {}.",
+                opcode.name(),
+                tuple.human_string()
+            );
+        }
+    }
     let first = operands.first().copied();
     let operand = || first.expect("the count was checked");
     match opcode {
@@ -65,6 +75,8 @@ pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape
         Opcode::Reshape => reshape_shape(operand(), declared.dimensions()),
         Opcode::Transpose { permutation } => transpose_shape(operand(), permutation),
         Opcode::Slice { starts, limits, strides } => slice_shape(operand(), starts, limits, strides),
+        Opcode::Tuple => Ok(Shape::tuple(&operands.iter().map(|&s| s.clone()).collect::<Vec<_>>())),
+        Opcode::GetTupleElement { index } => get_tuple_element_shape(operand(), *index),
         Opcode::Concatenate { dimension } => {
             same_element_type(opcode, operands)?;
             concatenate_shape(operands, *dimension)
@@ -100,9 +112,15 @@ pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape
     }
 }
 
-/// How many operands each opcode takes (`None`: any number, at least one).
-fn operand_count(opcode: &Opcode) -> Option<usize> {
-    Some(match opcode {
+/// How many operands an opcode takes.
+enum OperandCount {
+    Exactly(usize),
+    AtLeastOne,
+    Any,
+}
+
+fn operand_count(opcode: &Opcode) -> OperandCount {
+    OperandCount::Exactly(match opcode {
         Opcode::Parameter { .. } | Opcode::Constant(_) | Opcode::Iota { .. } => 0,
         Opcode::Unary(_)
         | Opcode::Convert
@@ -110,20 +128,24 @@ fn operand_count(opcode: &Opcode) -> Option<usize> {
         | Opcode::Reshape
         | Opcode::Transpose { .. }
         | Opcode::Slice { .. }
-        | Opcode::Reverse { .. } => 1,
+        | Opcode::Reverse { .. }
+        | Opcode::GetTupleElement { .. } => 1,
         Opcode::Binary(_) | Opcode::Compare(_) | Opcode::Pad(_) | Opcode::Reduce { .. } | Opcode::Dot(_) => 2,
         Opcode::Select | Opcode::Clamp => 3,
         Opcode::Fusion { computation, .. } => computation.parameters().len(),
-        Opcode::Concatenate { .. } => return None,
+        Opcode::Concatenate { .. } => return OperandCount::AtLeastOne,
+        Opcode::Tuple => return OperandCount::Any,
     })
 }
 
 fn check_operand_count(opcode: &Opcode, count: usize) -> Result<()> {
     match operand_count(opcode) {
-        Some(expected) if expected != count => {
+        OperandCount::Exactly(expected) if expected != count => {
             invalid_argument!("{} takes {expected} operand(s) but has {count}", opcode.name())
         }
-        None if count == 0 => invalid_argument!("{} takes at least one operand but has none", opcode.name()),
+        OperandCount::AtLeastOne if count == 0 => {
+            invalid_argument!("{} takes at least one operand but has none", opcode.name())
+        }
         _ => Ok(()),
     }
 }

@@ -176,6 +176,12 @@ pub(crate) enum Opcode {
         limits: Vec<i64>,
         strides: Vec<i64>,
     },
+    /// XLA's `Tuple`: its operands, as one tuple value.
+    Tuple,
+    /// XLA's `GetTupleElement`: element `index` of its tuple operand.
+    GetTupleElement {
+        index: i64,
+    },
     Concatenate {
         dimension: i64,
     },
@@ -196,6 +202,11 @@ pub(crate) enum Opcode {
 }
 
 impl Opcode {
+    /// Whether the operands may be tuples (for every other opcode they are arrays).
+    pub(crate) fn takes_tuples(&self) -> bool {
+        matches!(self, Opcode::Tuple | Opcode::GetTupleElement { .. })
+    }
+
     /// The computations this instruction calls: a reduce's reducer, a fusion's computation.
     pub(crate) fn called_computations(&self) -> Vec<&Arc<HloComputation>> {
         match self {
@@ -222,6 +233,8 @@ impl Opcode {
             Opcode::Transpose { .. } => "transpose",
             Opcode::Slice { .. } => "slice",
             Opcode::Concatenate { .. } => "concatenate",
+            Opcode::Tuple => "tuple",
+            Opcode::GetTupleElement { .. } => "get-tuple-element",
             Opcode::Pad(_) => "pad",
             Opcode::Reverse { .. } => "reverse",
             Opcode::Reduce { .. } => "reduce",

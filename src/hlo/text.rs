@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::literal::display::values_text;
 use crate::shape::layout::join;
+use crate::shape::shape::tuple_text;
 use crate::shape::Shape;
 
 /// The whole module as jaxlib 0.6.0's `as_hlo_text()` prints it: a header with the entry
@@ -20,11 +21,11 @@ pub(crate) fn module_text(entry: &Arc<HloComputation>) -> String {
         computation_text(&mut body, &callee, "", parameters_first);
     }
     computation_text(&mut body, entry, "ENTRY ", false);
-    let parameters: Vec<String> = entry.parameters().iter().map(|p| hlo_shape(&p.shape)).collect();
+    // The parameter list prints as a tuple does, `/*index=5*/` comments included.
+    let parameters = tuple_text(&entry.parameters(), |p| hlo_shape(&p.shape));
     format!(
-        "HloModule {}, entry_computation_layout={{({})->{}}}\n\n{body}",
+        "HloModule {}, entry_computation_layout={{{parameters}->{}}}\n\n{body}",
         entry.name,
-        parameters.join(", "),
         hlo_shape(entry.result_shape())
     )
 }
@@ -111,6 +112,7 @@ fn instruction_body(instruction: &Instruction, operands: &[&str]) -> String {
         Opcode::Transpose { permutation } => format!("dimensions={{{}}}", join(permutation)),
         Opcode::Reverse { dimensions } => format!("dimensions={{{}}}", join(dimensions)),
         Opcode::Concatenate { dimension } => format!("dimensions={{{dimension}}}"),
+        Opcode::GetTupleElement { index } => format!("index={index}"),
         Opcode::Slice { starts, limits, strides } => {
             let strided = strides.iter().any(|&s| s != 1);
             let bounds: Vec<String> = (0..starts.len())
@@ -145,7 +147,8 @@ fn instruction_body(instruction: &Instruction, operands: &[&str]) -> String {
         | Opcode::Select
         | Opcode::Clamp
         | Opcode::Convert
-        | Opcode::Reshape => String::new(),
+        | Opcode::Reshape
+        | Opcode::Tuple => String::new(),
     };
     if attributes.is_empty() {
         format!("{opcode}({operands})")
@@ -157,7 +160,9 @@ fn instruction_body(instruction: &Instruction, operands: &[&str]) -> String {
 /// A shape as HLO text writes it: XLA's notation, without lazy-xla's padding extension
 /// (XLA's parser has no padding; the executor honours it, the text does not show it).
 fn hlo_shape(shape: &Shape) -> String {
-    if shape.layout().padded_dimensions().is_some() {
+    if shape.is_tuple() {
+        tuple_text(shape.tuple_shapes(), hlo_shape)
+    } else if shape.layout().padded_dimensions().is_some() {
         shape
             .relayout(&shape.layout().without_padding())
             .map_or_else(|_| shape.to_string(), |s| s.to_string())

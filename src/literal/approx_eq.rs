@@ -6,11 +6,17 @@ use crate::literal::Literal;
 use crate::storage::{with_native_type, NativeType};
 
 impl Literal {
-    /// Every pair of elements (in logical order) as `f64`, if the two literals have the same
-    /// element type and dimensions (layouts may differ).
+    /// Every pair of elements (in logical order; a tuple's elements one after the other) as
+    /// `f64`, if the two literals have the same element types and dimensions (layouts may
+    /// differ).
     fn paired_values(&self, other: &Literal) -> Option<Vec<(f64, f64)>> {
         if !self.shape().same_dimensions_and_type(other.shape()) {
             return None;
+        }
+        if self.is_tuple() {
+            let pairs = (0..self.shape().tuple_shapes().len())
+                .map(|i| self.tuple_element(i).ok()?.paired_values(other.tuple_element(i).ok()?));
+            return pairs.collect::<Option<Vec<_>>>().map(|all| all.concat());
         }
         with_native_type!(self.element_type(), T => {
             let lhs = self.to_vec::<T>().ok()?;

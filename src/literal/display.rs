@@ -19,8 +19,16 @@ use crate::storage::{with_native_type, NativeType};
 /// assert_eq!(Literal::scalar(true).to_string(), "pred[] true");
 /// # Ok::<(), lazy_xla::Error>(())
 /// ```
+///
+/// A tuple prints each element so, between `(` and `)` lines (XLA's `TuplePrintHelper`):
+/// `(\nf32[2] {1, 2},\ns32[] 7\n)`.
 impl fmt::Display for Literal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_tuple() {
+            let elements = (0..self.shape().tuple_shapes().len())
+                .map(|i| self.tuple_element(i).map_or_else(|e| e.to_string(), |e| e.to_string()));
+            return write!(f, "(\n{}\n)", elements.collect::<Vec<_>>().join(",\n"));
+        }
         write!(f, "{} {}", self.shape().human_string(), values_text(self, "\n"))
     }
 }
@@ -28,7 +36,11 @@ impl fmt::Display for Literal {
 /// The values of `literal` in XLA's nested braces; `linebreak` is `"\n"` for
 /// `Literal::ToString` and `" "` for the one-line form HLO constants use
 /// (`{ { 1, 2 }, { 3, 4 } }`).
+/// A tuple's values print as XLA's HLO printer prints a large constant: `{...}`.
 pub(crate) fn values_text(literal: &Literal, linebreak: &str) -> String {
+    if literal.is_tuple() {
+        return "{...}".to_string();
+    }
     let rank = literal.shape().rank();
     let elements: Vec<String> = with_native_type!(literal.element_type(), T => {
         literal.to_vec::<T>().unwrap_or_default().into_iter().map(|v| array_element_text(v, rank)).collect()

@@ -1,4 +1,5 @@
-//! Host arrays: a [`Shape`] (layout and padding included) and a typed buffer in memory order.
+//! Host arrays: a [`Shape`] (layout and padding included) and a typed buffer in memory order;
+//! and tuples of literals.
 
 mod approx_eq;
 pub(crate) mod display;
@@ -10,7 +11,8 @@ use crate::shape::{Layout, PaddingValue, Shape};
 use crate::storage::{with_native_type, NativeType, Storage};
 
 /// An array on the host: a [`Shape`] and its elements, stored in the shape's layout (padding
-/// included, filled with the layout's padding value).
+/// included, filled with the layout's padding value); or a tuple of literals
+/// ([`Literal::tuple`]).
 ///
 /// Values go in and come out in logical row-major order (the last dimension fastest), whatever
 /// the layout; [`Literal::memory`] shows the buffer as it is laid out.
@@ -26,7 +28,16 @@ use crate::storage::{with_native_type, NativeType, Storage};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Literal {
     shape: Shape,
-    storage: Storage,
+    contents: Contents,
+}
+
+/// What a literal holds.
+#[derive(Clone, Debug, PartialEq)]
+enum Contents {
+    /// An array's buffer, in memory order.
+    Array(Storage),
+    /// A tuple's elements.
+    Tuple(Vec<Literal>),
 }
 
 impl Literal {
@@ -39,7 +50,10 @@ impl Literal {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn scalar<T: NativeType>(value: T) -> Literal {
-        Literal { shape: Shape::scalar(T::ELEMENT_TYPE), storage: T::into_storage(vec![value]) }
+        Literal {
+            shape: Shape::scalar(T::ELEMENT_TYPE),
+            contents: Contents::Array(T::into_storage(vec![value])),
+        }
     }
 
     /// A rank-1 literal holding `values`.
@@ -51,7 +65,7 @@ impl Literal {
     pub fn vec1<T: NativeType>(values: &[T]) -> Literal {
         Literal {
             shape: Shape::new(T::ELEMENT_TYPE, &[values.len() as i64]),
-            storage: T::into_storage(values.to_vec()),
+            contents: Contents::Array(T::into_storage(values.to_vec())),
         }
     }
 
@@ -77,10 +91,10 @@ impl Literal {
             );
         }
         if shape.layout().is_default() {
-            return Ok(Literal { shape: shape.clone(), storage: T::into_storage(values) });
+            return Ok(Literal { shape: shape.clone(), contents: Contents::Array(T::into_storage(values)) });
         }
         let mut literal = Literal::zeros(shape)?;
-        let memory = literal.storage.as_mut_slice::<T>()?;
+        let memory = literal.storage_mut()?.as_mut_slice::<T>()?;
         for (offset, value) in shape.row_major_offsets().zip(values) {
             memory[offset] = value;
         }
@@ -97,6 +111,10 @@ impl Literal {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn zeros(shape: &Shape) -> Result<Literal> {
+        if shape.is_tuple() {
+            let elements = shape.tuple_shapes().iter().map(Literal::zeros).collect::<Result<_>>()?;
+            return Ok(Literal { shape: shape.clone(), contents: Contents::Tuple(elements) });
+        }
         let len = usize::try_from(shape.buffer_len())
             .map_err(|_| Error::invalid(format!("shape {shape} is too large for this machine")))?;
         let storage = with_native_type!(shape.element_type(), T => {
@@ -106,12 +124,16 @@ impl Literal {
             }
             storage
         });
-        Ok(Literal { shape: shape.clone(), storage })
+        Ok(Literal { shape: shape.clone(), contents: Contents::Array(storage) })
     }
 
     /// A literal of `shape` whose elements are about to be overwritten (the executor's outputs):
     /// its values are arbitrary, its padding holds the padding value.
     pub(crate) fn for_overwrite(shape: &Shape) -> Result<Literal> {
+        if shape.is_tuple() {
+            let elements = shape.tuple_shapes().iter().map(Literal::for_overwrite).collect::<Result<_>>()?;
+            return Ok(Literal { shape: shape.clone(), contents: Contents::Tuple(elements) });
+        }
         let len = usize::try_from(shape.buffer_len())
             .map_err(|_| Error::invalid(format!("shape {shape} is too large for this machine")))?;
         let mut storage = Storage::for_overwrite(shape.element_type(), len)?;
@@ -120,7 +142,80 @@ impl Literal {
                 fill_padding::<T>(shape, storage.as_mut_slice::<T>()?, padding_element(value))
             });
         }
-        Ok(Literal { shape: shape.clone(), storage })
+        Ok(Literal { shape: shape.clone(), contents: Contents::Array(storage) })
+    }
+
+    /// A tuple of `elements` (XLA's `LiteralUtil::MakeTupleOwned`); its shape is the tuple of
+    /// theirs.
+    ///
+    /// ```
+    /// use lazy_xla::{shape, Literal, Shape};
+    /// let t = Literal::tuple(vec![Literal::vec1(&[1.0f32, 2.0]), Literal::scalar(7i32)]);
+    /// assert_eq!(t.shape(), &Shape::tuple(&[shape!(f32[2]), shape!(s32[])]));
+    /// assert_eq!(t.tuple_element(1)?.to_vec::<i32>()?, vec![7]);
+    /// assert_eq!(t.to_string(), "(\nf32[2] {1, 2},\ns32[] 7\n)");
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn tuple(elements: Vec<Literal>) -> Literal {
+        let shapes: Vec<Shape> = elements.iter().map(|e| e.shape.clone()).collect();
+        Literal { shape: Shape::tuple(&shapes), contents: Contents::Tuple(elements) }
+    }
+
+    /// Whether this is a tuple literal.
+    ///
+    /// ```
+    /// use lazy_xla::Literal;
+    /// assert!(Literal::tuple(vec![]).is_tuple() && !Literal::scalar(1u8).is_tuple());
+    /// ```
+    pub fn is_tuple(&self) -> bool {
+        matches!(self.contents, Contents::Tuple(_))
+    }
+
+    /// Element `index` of a tuple; an error for an array or an index out of range.
+    ///
+    /// ```
+    /// use lazy_xla::Literal;
+    /// let t = Literal::tuple(vec![Literal::scalar(1u8)]);
+    /// assert_eq!(t.tuple_element(0)?, &Literal::scalar(1u8));
+    /// assert!(t.tuple_element(1).is_err());
+    /// assert!(Literal::scalar(1u8).tuple_element(0).is_err());
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn tuple_element(&self, index: usize) -> Result<&Literal> {
+        match &self.contents {
+            Contents::Tuple(elements) => elements.get(index).ok_or_else(|| {
+                Error::invalid(format!("tuple element {index} is out of range for the tuple {}", self.shape))
+            }),
+            Contents::Array(_) => invalid_argument!("tuple_element of the array literal {}", self.shape),
+        }
+    }
+
+    /// Element `index` of a tuple, mutable (the executor writes results into it).
+    pub(crate) fn tuple_element_mut(&mut self, index: usize) -> Result<&mut Literal> {
+        let shape = &self.shape;
+        match &mut self.contents {
+            Contents::Tuple(elements) => elements.get_mut(index).ok_or_else(|| {
+                Error::invalid(format!("tuple element {index} is out of range for the tuple {shape}"))
+            }),
+            Contents::Array(_) => invalid_argument!("tuple_element of the array literal {shape}"),
+        }
+    }
+
+    /// A tuple's elements, taking the tuple apart (XLA's `DecomposeTuple`); an error for an
+    /// array.
+    ///
+    /// ```
+    /// use lazy_xla::Literal;
+    /// let parts = Literal::tuple(vec![Literal::scalar(1u8), Literal::scalar(2.5f64)]).decompose_tuple()?;
+    /// assert_eq!(parts, vec![Literal::scalar(1u8), Literal::scalar(2.5f64)]);
+    /// assert!(Literal::scalar(1.0f32).decompose_tuple().is_err());
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn decompose_tuple(mut self) -> Result<Vec<Literal>> {
+        match &mut self.contents {
+            Contents::Tuple(elements) => Ok(std::mem::take(elements)),
+            Contents::Array(_) => invalid_argument!("decompose_tuple of the array literal {}", self.shape),
+        }
     }
 
     /// The shape, layout included.
@@ -134,9 +229,13 @@ impl Literal {
 
     /// The element type.
     ///
+    /// # Panics
+    /// On a tuple literal, as [`Shape::element_type`].
+    ///
     /// ```
     /// assert_eq!(lazy_xla::Literal::scalar(true).element_type(), lazy_xla::ElementType::Pred);
     /// ```
+    #[track_caller]
     pub fn element_type(&self) -> ElementType {
         self.shape.element_type()
     }
@@ -152,7 +251,7 @@ impl Literal {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn to_vec<T: NativeType>(&self) -> Result<Vec<T>> {
-        let memory = self.storage.as_slice::<T>()?;
+        let memory = self.memory::<T>()?;
         if self.shape.layout().is_default() {
             return Ok(memory.to_vec());
         }
@@ -168,12 +267,22 @@ impl Literal {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn memory<T: NativeType>(&self) -> Result<&[T]> {
-        self.storage.as_slice::<T>()
+        match &self.contents {
+            Contents::Array(storage) => storage.as_slice::<T>(),
+            Contents::Tuple(_) => {
+                invalid_argument!("a tuple literal has no buffer of its own: {}", self.shape)
+            }
+        }
     }
 
-    /// The buffer, mutable; the executor writes results through it.
-    pub(crate) fn storage_mut(&mut self) -> &mut Storage {
-        &mut self.storage
+    /// The buffer, mutable; the executor writes results through it. An error for a tuple.
+    pub(crate) fn storage_mut(&mut self) -> Result<&mut Storage> {
+        match &mut self.contents {
+            Contents::Array(storage) => Ok(storage),
+            Contents::Tuple(_) => {
+                invalid_argument!("a tuple literal has no buffer of its own: {}", self.shape)
+            }
+        }
     }
 
     /// The same values in another layout (memory order and padding).
@@ -187,6 +296,9 @@ impl Literal {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn relayout(&self, layout: &Layout) -> Result<Literal> {
+        if self.is_tuple() {
+            invalid_argument!("a tuple literal has no layout of its own: {}", self.shape);
+        }
         let shape = self.shape.relayout(layout)?;
         with_native_type!(self.element_type(), T => Literal::from_vec(&shape, self.to_vec::<T>()?))
     }
@@ -202,12 +314,15 @@ impl Literal {
     /// ```
     pub fn get<T: NativeType>(&self, index: &[i64]) -> Result<T> {
         let linear = self.shape.linear_index(index)?;
-        Ok(self.storage.as_slice::<T>()?[linear as usize])
+        Ok(self.memory::<T>()?[linear as usize])
     }
 }
 
 /// An error unless `T` holds `shape`'s element type.
 fn check_element_type<T: NativeType>(shape: &Shape) -> Result<()> {
+    if shape.is_tuple() {
+        invalid_argument!("values of {} given for the tuple shape {shape}", T::ELEMENT_TYPE);
+    }
     if T::ELEMENT_TYPE != shape.element_type() {
         return Err(Error::ElementTypeMismatch { expected: shape.element_type(), actual: T::ELEMENT_TYPE });
     }
@@ -242,6 +357,8 @@ pub(crate) fn fill_padding<T: NativeType>(shape: &Shape, memory: &mut [T], value
 /// A dropped literal's large buffer is kept for reuse by later results.
 impl Drop for Literal {
     fn drop(&mut self) {
-        crate::storage::recycle(std::mem::replace(&mut self.storage, Storage::Pred(Vec::new())));
+        if let Contents::Array(storage) = &mut self.contents {
+            crate::storage::recycle(std::mem::replace(storage, Storage::Pred(Vec::new())));
+        }
     }
 }

@@ -82,6 +82,7 @@ impl Hash for Key {
             // A prefix of the bits is enough for a hash: equal literals have equal prefixes.
             Opcode::Constant(literal) => literal_bits(literal, 16).hash(state),
             Opcode::Iota { dimension } | Opcode::Concatenate { dimension } => dimension.hash(state),
+            Opcode::GetTupleElement { index } => index.hash(state),
             Opcode::Unary(op) => op.hash(state),
             Opcode::Binary(op) => op.hash(state),
             Opcode::Compare(direction) => direction.hash(state),
@@ -92,7 +93,7 @@ impl Hash for Key {
             Opcode::Reduce { dimensions, reducer } => (dimensions, reducer.instructions.len()).hash(state),
             Opcode::Fusion { kind, computation } => (kind, computation.instructions.len()).hash(state),
             Opcode::Dot(numbers) => numbers.hash(state),
-            Opcode::Select | Opcode::Clamp | Opcode::Convert | Opcode::Reshape => {}
+            Opcode::Select | Opcode::Clamp | Opcode::Convert | Opcode::Reshape | Opcode::Tuple => {}
         }
     }
 }
@@ -129,8 +130,14 @@ fn same_computation(a: &HloComputation, b: &HloComputation) -> bool {
         && a.instructions.iter().zip(&b.instructions).all(|(x, y)| same_instruction(x, y))
 }
 
-/// The first `limit` elements of a literal's buffer (padding included), as exact bits.
+/// The first `limit` elements of a literal's buffer (padding included), as exact bits; a
+/// tuple's elements' one after the other.
 fn literal_bits(literal: &Literal, limit: usize) -> Vec<u64> {
+    if literal.is_tuple() {
+        let elements =
+            (0..literal.shape().tuple_shapes().len()).filter_map(|i| literal.tuple_element(i).ok());
+        return elements.flat_map(|e| literal_bits(e, limit)).take(limit).collect();
+    }
     with_native_type!(literal.element_type(), T => literal
         .memory::<T>()
         .map(|memory| memory.iter().take(limit).map(|&v| v.bits()).collect())

@@ -138,9 +138,11 @@ fn identity_convert(_: &[Instruction], instruction: &Instruction, _: Evaluator<'
 /// `x * 1`, `1 * x` → `x`, for integers and floats (`x * 1.0` is exact, `-0.0` and NaN
 /// included).
 fn multiply_by_one(before: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
+    if instruction.opcode != Opcode::Binary(BinaryOp::Mul) {
+        return None;
+    }
     let element_type = instruction.shape.element_type();
-    let applies = element_type.is_integral() || element_type.is_float();
-    if !applies || instruction.opcode != Opcode::Binary(BinaryOp::Mul) {
+    if !(element_type.is_integral() || element_type.is_float()) {
         return None;
     }
     other_than_splat(before, instruction, 1.0)
@@ -148,8 +150,8 @@ fn multiply_by_one(before: &[Instruction], instruction: &Instruction, _: Evaluat
 
 /// `x + 0`, `0 + x` → `x`, for integers only: for floats `-0.0 + 0.0` is `+0.0`.
 fn add_zero(before: &[Instruction], instruction: &Instruction, _: Evaluator<'_>) -> Option<Action> {
-    let applies = instruction.shape.element_type().is_integral();
-    if !applies || instruction.opcode != Opcode::Binary(BinaryOp::Add) {
+    if instruction.opcode != Opcode::Binary(BinaryOp::Add) || !instruction.shape.element_type().is_integral()
+    {
         return None;
     }
     other_than_splat(before, instruction, 0.0)
@@ -173,7 +175,7 @@ fn is_splat(before: &[Instruction], id: InstructionId, value: f64) -> bool {
     let instruction = &before[id];
     let operand = instruction.operands.first().map(|&o| &before[o].opcode);
     let literal = match (&instruction.opcode, operand) {
-        (Opcode::Constant(literal), _) => literal,
+        (Opcode::Constant(literal), _) if !literal.is_tuple() => literal,
         (Opcode::Broadcast { .. }, Some(Opcode::Constant(literal))) if literal.shape().is_scalar() => literal,
         _ => return false,
     };

@@ -53,6 +53,9 @@ impl Shape {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn linear_index(&self, index: &[i64]) -> Result<i64> {
+        if self.is_tuple() {
+            invalid_argument!("a tuple shape has no elements to index: {self}");
+        }
         if index.len() != self.rank() {
             invalid_argument!(
                 "index [{}] has {} entries but shape {self} has rank {}",

@@ -27,13 +27,16 @@ impl FromStr for ElementType {
 impl FromStr for Shape {
     type Err = Error;
 
-    /// Parses XLA's notation; without a layout the default layout is used. A malformed string
+    /// Parses XLA's notation; without a layout the default layout is used. Tuples are
+    /// `(shape, shape, …)`, with or without XLA's `/*index=N*/` comments. A malformed string
     /// is an [`Error::Parse`] naming the offending byte.
     ///
     /// ```
     /// use lazy_xla::{shape, Shape};
     /// assert_eq!("f32[2,3]{0,1}".parse::<Shape>()?, shape!(f32[2, 3]{0, 1}));
     /// assert_eq!("f32[2, 3]".parse::<Shape>()?, shape!(f32[2, 3]));
+    /// let pair = "(f32[2]{0}, s32[])".parse::<Shape>()?;
+    /// assert_eq!(pair, Shape::tuple(&[shape!(f32[2]), shape!(s32[])]));
     /// let err = "f32[2,x]".parse::<Shape>().unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
@@ -42,7 +45,7 @@ impl FromStr for Shape {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     fn from_str(text: &str) -> Result<Shape> {
-        let mut parser = Parser { text, offset: 0 };
+        let mut parser = Parser { text, offset: 0, depth: 0 };
         let shape = parser.shape()?;
         parser.skip_space();
         if parser.offset != text.len() {
@@ -55,15 +58,23 @@ impl FromStr for Shape {
 struct Parser<'a> {
     text: &'a str,
     offset: usize,
+    /// How many tuples the parser is inside.
+    depth: usize,
 }
+
+/// Tuples nest at most this deep (a limit on recursion, far beyond any real shape).
+const MAX_TUPLE_DEPTH: usize = 64;
 
 impl Parser<'_> {
     fn shape(&mut self) -> Result<Shape> {
+        if self.eat('(') {
+            return self.tuple();
+        }
         let element_type = self.element_type()?;
         self.expect('[')?;
         let dimensions = self.int_list(']', "a dimension size")?;
         self.skip_space();
-        if self.peek().is_none() {
+        if self.peek() != Some('{') {
             return Shape::try_new(element_type, &dimensions);
         }
         self.expect('{')?;
@@ -79,6 +90,38 @@ impl Parser<'_> {
         }
         self.expect('}')?;
         Shape::try_new(element_type, &dimensions)?.relayout(&layout)
+    }
+
+    /// A tuple's elements after its `(`, up to and including the `)`; an element may be
+    /// preceded by XLA's `/*index=N*/` comment.
+    fn tuple(&mut self) -> Result<Shape> {
+        if self.depth == MAX_TUPLE_DEPTH {
+            return Err(self.error(&format!("tuples nested at most {MAX_TUPLE_DEPTH} deep")));
+        }
+        self.depth += 1;
+        let mut elements = Vec::new();
+        if !self.eat(')') {
+            loop {
+                self.skip_index_comment();
+                elements.push(self.shape()?);
+                if self.eat(')') {
+                    break;
+                }
+                self.expect(',')?;
+            }
+        }
+        self.depth -= 1;
+        Ok(Shape::tuple(&elements))
+    }
+
+    /// Skips a `/*index=N*/` comment (any `/* … */`), if one is next.
+    fn skip_index_comment(&mut self) {
+        self.skip_space();
+        if self.text[self.offset..].starts_with("/*") {
+            if let Some(end) = self.text[self.offset..].find("*/") {
+                self.offset += end + 2;
+            }
+        }
     }
 
     fn element_type(&mut self) -> Result<ElementType> {

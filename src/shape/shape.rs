@@ -1,4 +1,4 @@
-//! XLA's array `Shape`: an element type, dimension sizes and a layout.
+//! XLA's `Shape`: an array's element type, dimension sizes and layout, or a tuple of shapes.
 
 use std::fmt;
 
@@ -7,10 +7,16 @@ use crate::error::{invalid_argument, Result};
 use crate::shape::layout::join;
 use crate::shape::Layout;
 
-/// The shape of an array: element type, dimension sizes (in dimension order) and a [`Layout`].
+/// The shape of an array: element type, dimension sizes (in dimension order) and a [`Layout`];
+/// or the shape of a tuple: the shapes of its elements ([`Shape::tuple`]).
 ///
 /// Every `Shape` is valid: sizes are non-negative, the element count (padded or not) fits in
 /// an `i64`, and the layout is a permutation of the dimensions with sane padding.
+///
+/// The array accessors describe a tuple as XLA does: it has no dimensions ([`Shape::rank`] 0,
+/// [`Shape::dimensions`] empty, [`Shape::element_count`] 0, an empty layout) and is not a scalar;
+/// [`Shape::element_type`] and [`Shape::with_element_type`] panic on it (XLA's is `TUPLE`,
+/// which is no element type here): ask [`Shape::is_tuple`] first.
 ///
 /// ```
 /// use lazy_xla::{ElementType, Shape};
@@ -30,6 +36,8 @@ pub struct Shape {
     /// Elements in the buffer: the product of the padded sizes (the element count without
     /// padding).
     buffer_len: i64,
+    /// The elements' shapes, for a tuple (whose array fields are those of `pred[0]`, unused).
+    tuple_shapes: Option<Vec<Shape>>,
 }
 
 impl Shape {
@@ -94,6 +102,48 @@ impl Shape {
         Shape::new(element_type, &[])
     }
 
+    /// XLA's tuple shape: the shapes of the elements, in order (any of them a tuple too).
+    ///
+    /// ```
+    /// use lazy_xla::{shape, Shape};
+    /// let pair = Shape::tuple(&[shape!(f32[2]), shape!(s32[])]);
+    /// assert!(pair.is_tuple());
+    /// assert_eq!(pair.tuple_shapes(), &[shape!(f32[2]), shape!(s32[])]);
+    /// assert_eq!(pair.to_string(), "(f32[2]{0}, s32[])");
+    /// assert_eq!(Shape::tuple(&[]).to_string(), "()");
+    /// ```
+    pub fn tuple(element_shapes: &[Shape]) -> Shape {
+        Shape {
+            element_type: ElementType::Pred,
+            dimensions: Vec::new(),
+            layout: Layout::default_for_rank(0),
+            element_count: 0,
+            buffer_len: 0,
+            tuple_shapes: Some(element_shapes.to_vec()),
+        }
+    }
+
+    /// Whether this is a tuple shape.
+    ///
+    /// ```
+    /// use lazy_xla::{shape, Shape};
+    /// assert!(Shape::tuple(&[shape!(f32[2])]).is_tuple() && !shape!(f32[2]).is_tuple());
+    /// ```
+    pub fn is_tuple(&self) -> bool {
+        self.tuple_shapes.is_some()
+    }
+
+    /// A tuple's element shapes; empty for an array shape.
+    ///
+    /// ```
+    /// use lazy_xla::{shape, Shape};
+    /// assert_eq!(Shape::tuple(&[shape!(u8[])]).tuple_shapes(), &[shape!(u8[])]);
+    /// assert!(shape!(f32[2]).tuple_shapes().is_empty());
+    /// ```
+    pub fn tuple_shapes(&self) -> &[Shape] {
+        self.tuple_shapes.as_deref().unwrap_or(&[])
+    }
+
     /// The same dimensions and element type with another layout (padding included).
     ///
     /// ```
@@ -104,16 +154,24 @@ impl Shape {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn relayout(&self, layout: &Layout) -> Result<Shape> {
+        if self.is_tuple() {
+            invalid_argument!("a tuple shape has no layout of its own: {self}");
+        }
         Shape::build(self.element_type, &self.dimensions, layout.clone())
     }
 
     /// The same dimensions and layout with another element type.
     ///
+    /// # Panics
+    /// On a tuple shape.
+    ///
     /// ```
     /// use lazy_xla::{shape, ElementType};
     /// assert_eq!(shape!(f32[2]).with_element_type(ElementType::Pred), shape!(pred[2]));
     /// ```
+    #[track_caller]
     pub fn with_element_type(&self, element_type: ElementType) -> Shape {
+        assert!(!self.is_tuple(), "with_element_type of the tuple shape {self}");
         Shape { element_type, ..self.clone() }
     }
 
@@ -124,6 +182,9 @@ impl Shape {
     /// assert_eq!(shape!(f32[2, 3]{0, 1}).with_default_layout(), shape!(f32[2, 3]));
     /// ```
     pub fn with_default_layout(&self) -> Shape {
+        if let Some(elements) = &self.tuple_shapes {
+            return Shape::tuple(&elements.iter().map(Shape::with_default_layout).collect::<Vec<_>>());
+        }
         let layout = Layout::default_for_rank(self.rank());
         Shape { layout, buffer_len: self.element_count, ..self.clone() }
     }
@@ -169,15 +230,27 @@ impl Shape {
                 })?
             }
         };
-        Ok(Shape { element_type, dimensions: dimensions.to_vec(), layout, element_count, buffer_len })
+        Ok(Shape {
+            element_type,
+            dimensions: dimensions.to_vec(),
+            layout,
+            element_count,
+            buffer_len,
+            tuple_shapes: None,
+        })
     }
 
     /// The element type.
     ///
+    /// # Panics
+    /// On a tuple shape (XLA's `TUPLE` is no element type here).
+    ///
     /// ```
     /// assert_eq!(lazy_xla::shape!(u8[3]).element_type(), lazy_xla::ElementType::U8);
     /// ```
+    #[track_caller]
     pub fn element_type(&self) -> ElementType {
+        assert!(!self.is_tuple(), "the element type of the tuple shape {self}");
         self.element_type
     }
 
@@ -265,7 +338,7 @@ impl Shape {
     /// assert!(lazy_xla::shape!(s32[]).is_scalar());
     /// ```
     pub fn is_scalar(&self) -> bool {
-        self.dimensions.is_empty()
+        self.dimensions.is_empty() && !self.is_tuple()
     }
 
     /// Whether `other` has the same element type and dimensions, whatever the layouts.
@@ -275,7 +348,13 @@ impl Shape {
     /// assert!(shape!(f32[2, 3]).same_dimensions_and_type(&shape!(f32[2, 3]{0, 1})));
     /// ```
     pub fn same_dimensions_and_type(&self, other: &Shape) -> bool {
-        self.element_type == other.element_type && self.dimensions == other.dimensions
+        match (&self.tuple_shapes, &other.tuple_shapes) {
+            (None, None) => self.element_type == other.element_type && self.dimensions == other.dimensions,
+            (Some(a), Some(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.same_dimensions_and_type(b))
+            }
+            _ => false,
+        }
     }
 
     /// XLA's `HumanString`: the shape without its layout, as XLA's messages print it
@@ -285,14 +364,31 @@ impl Shape {
     /// assert_eq!(lazy_xla::shape!(f32[2, 3]{0, 1}).human_string(), "f32[2,3]");
     /// ```
     pub fn human_string(&self) -> String {
-        format!("{}[{}]", self.element_type, join(&self.dimensions))
+        match &self.tuple_shapes {
+            Some(elements) => tuple_text(elements, Shape::human_string),
+            None => format!("{}[{}]", self.element_type, join(&self.dimensions)),
+        }
     }
 }
 
+/// A tuple as XLA prints it: `(a, b, c, d, e, /*index=5*/f, …)`: elements joined by `, `, each
+/// fifth after the first preceded by its index in a comment.
+pub(crate) fn tuple_text<T>(elements: &[T], text: impl Fn(&T) -> String) -> String {
+    let parts: Vec<String> = elements
+        .iter()
+        .enumerate()
+        .map(|(i, e)| if i > 0 && i % 5 == 0 { format!("/*index={i}*/{}", text(e)) } else { text(e) })
+        .collect();
+    format!("({})", parts.join(", "))
+}
+
 /// XLA's `HumanStringWithLayout`: `f32[2,3]{1,0}`; a scalar prints no layout (`f32[]`) unless
-/// it is padded.
+/// it is padded; a tuple prints its elements so: `(f32[2]{0}, s32[])`.
 impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(elements) = &self.tuple_shapes {
+            return f.write_str(&tuple_text(elements, Shape::to_string));
+        }
         write!(f, "{}", self.human_string())?;
         if !self.is_scalar() || self.layout.padded_dimensions().is_some() {
             write!(f, "{}", self.layout)?;

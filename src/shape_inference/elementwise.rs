@@ -5,7 +5,9 @@ use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Result};
 use crate::shape::Shape;
 use crate::shape_inference::broadcast::{degenerate_broadcast_shape, in_dim_broadcast_shape};
-use crate::shape_inference::{higher_precision, same_type_ignoring_fp_precision};
+use crate::shape_inference::{
+    compatible_ignoring_fp_precision, higher_precision, same_type_ignoring_fp_precision,
+};
 
 /// XLA's `InferUnaryOpShape`: which element types each unary op takes, and its result shape
 /// (the operand's, layout included; `pred` for `is-finite`).
@@ -163,13 +165,15 @@ pub(crate) fn clamp_shape(min: &Shape, operand: &Shape, max: &Shape) -> Result<S
     Ok(operand.clone())
 }
 
-/// XLA's `InferConvertShape`: the operand's shape (layout included) with the new type.
-pub(crate) fn convert_shape(operand: &Shape, new_element_type: ElementType) -> Shape {
-    operand.with_element_type(new_element_type)
-}
-
-/// XLA's `ShapeUtil::CompatibleIgnoringFpPrecision`: same dimensions, same type up to float
-/// precision.
-fn compatible_ignoring_fp_precision(a: &Shape, b: &Shape) -> bool {
-    a.dimensions() == b.dimensions() && same_type_ignoring_fp_precision(a.element_type(), b.element_type())
+/// XLA's `InferConvertShape`: the operand's shape (layout included) with the new type; a tuple
+/// cannot be converted.
+pub(crate) fn convert_shape(operand: &Shape, new_element_type: ElementType) -> Result<Shape> {
+    if operand.is_tuple() {
+        invalid_argument!(
+            "Convert does not allow non-arrays, so cannot convert from {} to {}.",
+            operand.human_string(),
+            new_element_type.primitive_type_name()
+        );
+    }
+    Ok(operand.with_element_type(new_element_type))
 }

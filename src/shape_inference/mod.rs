@@ -9,6 +9,7 @@ pub(crate) mod dot;
 pub(crate) mod elementwise;
 pub(crate) mod reduce;
 pub(crate) mod shape_ops;
+pub(crate) mod tuple;
 
 use crate::element_type::ElementType;
 
@@ -40,6 +41,22 @@ pub(crate) fn higher_precision(a: ElementType, b: ElementType) -> ElementType {
 /// XLA's `SameElementTypeIgnoringFpPrecision`: equal types, or two float types.
 pub(crate) fn same_type_ignoring_fp_precision(a: ElementType, b: ElementType) -> bool {
     a == b || (a.is_float() && b.is_float())
+}
+
+/// XLA's `ShapeUtil::CompatibleIgnoringFpPrecision`: same dimensions and element types up to
+/// float precision, layouts aside; tuples element by element.
+pub(crate) fn compatible_ignoring_fp_precision(a: &Shape, b: &Shape) -> bool {
+    match (a.is_tuple(), b.is_tuple()) {
+        (false, false) => {
+            a.dimensions() == b.dimensions()
+                && same_type_ignoring_fp_precision(a.element_type(), b.element_type())
+        }
+        (true, true) => {
+            let (a, b) = (a.tuple_shapes(), b.tuple_shapes());
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| compatible_ignoring_fp_precision(a, b))
+        }
+        _ => false,
+    }
 }
 
 /// A shape made by inference, or XLA's rejection of it (a negative or overflowing size).

@@ -2,7 +2,7 @@
 
 use crate::error::{invalid_argument, Result};
 use crate::shape::Shape;
-use crate::shape_inference::{make_shape, same_type_ignoring_fp_precision};
+use crate::shape_inference::{compatible_ignoring_fp_precision, make_shape};
 
 /// The result of reducing `operand` (starting from `init`) with a reducer taking
 /// `reducer_parameters` and returning `reducer_result` over `dimensions`: the operand's
@@ -27,7 +27,7 @@ pub(crate) fn reduce_shape(
         );
     }
     let (accumulator, value) = (reducer_parameters[0], reducer_parameters[1]);
-    if !same_dimensions_and_type(reducer_result, accumulator) {
+    if !reducer_result.same_dimensions_and_type(accumulator) {
         invalid_argument!(
             "Reduction function's 0-th parameter shape differs from the result shape: {} vs {}",
             accumulator.human_string(),
@@ -68,12 +68,4 @@ pub(crate) fn reduce_shape(
     let kept: Vec<i64> =
         operand.dimensions().iter().zip(&reduced).filter(|(_, &r)| !r).map(|(&size, _)| size).collect();
     make_shape(reducer_result.element_type(), &kept)
-}
-
-fn same_dimensions_and_type(a: &Shape, b: &Shape) -> bool {
-    a.same_dimensions_and_type(b)
-}
-
-fn compatible_ignoring_fp_precision(a: &Shape, b: &Shape) -> bool {
-    a.dimensions() == b.dimensions() && same_type_ignoring_fp_precision(a.element_type(), b.element_type())
 }

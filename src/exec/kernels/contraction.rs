@@ -38,7 +38,7 @@ pub(crate) fn reduce_interpreted(
     with_native_type!(shape.element_type(), T => {
         let x = operand.memory::<T>()?;
         let start = init.memory::<T>()?[0];
-        let out_memory = out.storage_mut().as_mut_slice::<T>()?;
+        let out_memory = out.storage_mut()?.as_mut_slice::<T>()?;
         let bases = RowMajorOffsets::new(&kept_sizes, &kept_strides);
         for (position, base) in shape.row_major_offsets().zip(bases) {
             let mut acc = Literal::scalar(start);
@@ -154,7 +154,7 @@ impl DotGeometry {
         let block_rows = rows.div_ceil(blocks_per_batch);
         with_native_type!(out.element_type(), T => {
             let (a, b) = (lhs.memory::<T>()?, rhs.memory::<T>()?);
-            let c = out.storage_mut().as_mut_slice::<T>()?;
+            let c = out.storage_mut()?.as_mut_slice::<T>()?;
             let block = |(batch, first_row, c_block): (usize, usize, &mut [T])| self.block::<T>(a, b, batch, first_row, c_block);
             if threads > 1 {
                 c.par_chunks_mut(rows * columns).enumerate().for_each(|(batch, c_batch)| {

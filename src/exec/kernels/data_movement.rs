@@ -11,7 +11,7 @@ pub(crate) fn reshape(input: &Literal, out: &mut Literal) -> Result<()> {
     let (from, to) = (input.shape().clone(), out.shape().clone());
     with_native_type!(to.element_type(), T => {
         let x = input.memory::<T>()?;
-        let out = out.storage_mut().as_mut_slice::<T>()?;
+        let out = out.storage_mut()?.as_mut_slice::<T>()?;
         if from.layout().is_default() && to.layout().is_default() {
             out.copy_from_slice(x);
         } else {
@@ -72,7 +72,7 @@ pub(crate) fn concatenate(inputs: &[&Literal], dimension: i64, out: &mut Literal
     let out_view = View::of(&shape);
     let d = dimension as usize;
     with_native_type!(shape.element_type(), T => {
-        let out = out.storage_mut().as_mut_slice::<T>()?;
+        let out = out.storage_mut()?.as_mut_slice::<T>()?;
         let mut start = 0isize;
         for input in inputs {
             let view = View { offset: start * out_view.strides[d], strides: out_view.strides.clone() };
@@ -108,7 +108,7 @@ pub(crate) fn pad(inputs: [&Literal; 2], config: &PaddingConfig, out: &mut Liter
     }
     with_native_type!(shape.element_type(), T => {
         let fill = value.memory::<T>()?[0];
-        let out = out.storage_mut().as_mut_slice::<T>()?;
+        let out = out.storage_mut()?.as_mut_slice::<T>()?;
         out.fill(fill);
         copy_box(out, &dst, operand.memory::<T>()?, &src, &sizes);
     });

@@ -153,7 +153,7 @@ impl LoopProgram {
         let geometry = self.geometry();
         let total: usize = self.sizes.iter().product();
         with_native_type!(self.out_shape.element_type(), T => {
-            let memory = out.storage_mut().as_mut_slice::<T>()?;
+            let memory = out.storage_mut()?.as_mut_slice::<T>()?;
             if let Sink::Accumulate { init, .. } = self.sink {
                 memory.fill(inputs[init].memory::<T>()?[0]);
             }
