@@ -158,8 +158,9 @@ pub use error::{Error, Result};
 pub use exec::{CompileOptions, Executable};
 /// The `half` crate, whose `f16` and `bf16` hold lazy-xla's `f16` and `bf16` elements.
 pub use half;
-pub use hlo::computation::{ProgramShape, XlaComputation};
+pub use hlo::computation::XlaComputation;
 pub use literal::Literal;
+pub use shape::program_shape::ProgramShape;
 pub use shape::{Layout, PaddingValue, Shape};
 pub use storage::NativeType;
 

@@ -1000,3 +1000,24 @@ fn thread_counts_agree() {
     let expected_00: f64 = (0..n).map(|k| y(0, k) * rows[k]).sum::<f64>() + y(0, 0);
     approx::assert_relative_eq!(one[0] as f64, expected_00, max_relative = 1e-5);
 }
+
+/// A zero-sized dimension beside sizes whose product overflows: no element, so nothing to
+/// compute, and nothing may overflow on the way (strides, coalescing, index maps).
+#[test]
+fn empty_arrays_with_huge_dimensions_run() -> lazy_xla::Result<()> {
+    let huge = i64::MAX / 2;
+    for layout in [[2i64, 1, 0], [0, 1, 2]] {
+        let shape = Shape::with_layout(ElementType::F32, &[0, huge, 3], &layout)?;
+        let b = XlaBuilder::new("empty");
+        let x = b.parameter(0, &shape, "x");
+        let y = add(rev(x, &[1]), x, &[]);
+        let sliced = slice(y, &[0, 1, 0], &[0, huge, 3], &[1, 2, 1]);
+        let computation = b.build(sliced)?;
+        let argument = Literal::zeros(&shape)?;
+        for options in [CompileOptions::default(), CompileOptions::unfused()] {
+            let out = computation.compile(&options)?.execute(&[&argument])?;
+            assert_eq!(out.shape().element_count(), 0);
+        }
+    }
+    Ok(())
+}

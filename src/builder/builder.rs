@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::attributes::{BinaryOp, UnaryOp};
 use crate::error::{invalid_argument, Error, Result};
 use crate::hlo::computation::XlaComputation;
-use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
+use crate::hlo::ir::{base_name, HloComputation, Instruction, InstructionId, Opcode};
 use crate::literal::Literal;
 use crate::shape::Shape;
 use crate::storage::NativeType;
@@ -107,6 +107,23 @@ impl Emitter<'_> {
         let id = self.state.next_id;
         self.state.next_id += 1;
         format!("{base}.{id}")
+    }
+
+    /// `computation` embedded into this builder as XlaBuilder embeds a computation an op calls:
+    /// a fresh copy whose computations are embedded first (in the order the ops call them),
+    /// then the computation and each instruction renamed with this builder's next ids.
+    pub(crate) fn embed(&mut self, computation: &HloComputation) -> Arc<HloComputation> {
+        let mut copy = computation.clone();
+        for instruction in &mut copy.instructions {
+            for called in instruction.opcode.called_computations_mut() {
+                *called = self.embed(called);
+            }
+        }
+        copy.name = self.unique_name(base_name(&computation.name));
+        for instruction in &mut copy.instructions {
+            instruction.name = self.unique_name(base_name(&instruction.name));
+        }
+        Arc::new(copy)
     }
 
     /// The shape of a recorded instruction.

@@ -1,11 +1,10 @@
 //! Ops that combine many elements into one: `reduce`, `dot` and `dot_general`.
 
-use std::sync::Arc;
-
 use crate::attributes::DotDimensionNumbers;
-use crate::builder::XlaOp;
+use crate::builder::builder::Operand;
+use crate::builder::{XlaBuilder, XlaOp};
 use crate::hlo::computation::XlaComputation;
-use crate::hlo::ir::{HloComputation, Opcode};
+use crate::hlo::ir::Opcode;
 use crate::shape_inference::dot::dot_shape;
 use crate::shape_inference::reduce::reduce_shape;
 
@@ -33,28 +32,76 @@ pub fn reduce<'b>(
     computation: &XlaComputation,
     dimensions_to_reduce: &[i64],
 ) -> XlaOp<'b> {
-    operand.builder().record("reduce", &[operand, init_value], |emit, operands| {
-        let reducer = &computation.entry;
-        let parameters = reducer.parameters();
-        let parameter_shapes: Vec<_> = parameters.iter().map(|p| &p.shape).collect();
+    record_reduce(operand.builder(), &[operand], &[init_value], computation, dimensions_to_reduce)
+}
+
+/// XLA's variadic `Reduce`: `operands` (of one set of dimensions, any element types) reduced
+/// together over `dimensions_to_reduce`, starting from `init_values` (a scalar each), by
+/// `computation`, which takes N accumulators then N values and returns a tuple of N scalars.
+/// The result is a tuple of N arrays (one operand and a scalar reducer: an array). An argmax
+/// reduces values and their indices together:
+///
+/// ```
+/// use lazy_xla::*;
+/// let r = XlaBuilder::new("argmax");
+/// let (av, ai) = (r.parameter(0, &shape!(f32[]), "av"), r.parameter(1, &shape!(s32[]), "ai"));
+/// let (bv, bi) = (r.parameter(2, &shape!(f32[]), "bv"), r.parameter(3, &shape!(s32[]), "bi"));
+/// let a_wins = or(gt(av, bv, &[]), and(eq(av, bv, &[]), lt(ai, bi, &[]), &[]), &[]);
+/// let argmax = r.build(tuple(&r, &[select(a_wins, av, bv), select(a_wins, ai, bi)]))?;
+///
+/// let b = XlaBuilder::new("rows");
+/// let x = b.parameter(0, &shape!(f32[2, 3]), "x");
+/// let indices = iota(&b, &shape!(s32[2, 3]), 1);
+/// let inits = [b.constant_r0(f32::NEG_INFINITY), b.constant_r0(0i32)];
+/// let best = reduce_variadic(&b, &[x, indices], &inits, &argmax, &[1]);
+/// assert_eq!(b.get_shape(best)?.to_string(), "(f32[2]{0}, s32[2]{0})");
+/// # Ok::<(), lazy_xla::Error>(())
+/// ```
+#[track_caller]
+pub fn reduce_variadic<'b>(
+    builder: &'b XlaBuilder,
+    operands: &[XlaOp<'b>],
+    init_values: &[XlaOp<'b>],
+    computation: &XlaComputation,
+    dimensions_to_reduce: &[i64],
+) -> XlaOp<'b> {
+    record_reduce(builder, operands, init_values, computation, dimensions_to_reduce)
+}
+
+/// Records a reduce of any arity: shape inference, converts of the operands and init values
+/// to the reducer's types (XLA leaves mixed float precisions to its compiler), and the reducer
+/// embedded into this builder.
+#[track_caller]
+fn record_reduce<'b>(
+    builder: &'b XlaBuilder,
+    operands: &[XlaOp<'b>],
+    init_values: &[XlaOp<'b>],
+    computation: &XlaComputation,
+    dimensions_to_reduce: &[i64],
+) -> XlaOp<'b> {
+    let arguments: Vec<XlaOp<'b>> = operands.iter().chain(init_values).copied().collect();
+    builder.record("reduce", &arguments, |emit, arguments| {
+        let (inputs, inits) = arguments.split_at(operands.len());
+        let shapes = |list: &[Operand]| list.iter().map(|o| o.shape.clone()).collect::<Vec<_>>();
+        let (input_shapes, init_shapes) = (shapes(inputs), shapes(inits));
+        let signature = computation.program_shape();
         let result = reduce_shape(
-            &operands[0].shape,
-            &operands[1].shape,
-            &parameter_shapes,
-            reducer.result_shape(),
+            &input_shapes.iter().collect::<Vec<_>>(),
+            &init_shapes.iter().collect::<Vec<_>>(),
+            &signature,
             dimensions_to_reduce,
         )?;
-        let value = emit.convert_if_needed(operands[0].id, parameter_shapes[1].element_type());
-        let init = emit.convert_if_needed(operands[1].id, result.element_type());
-        // As XlaBuilder does, the reducer is imported into this builder, renamed with its ids.
-        let mut imported: HloComputation = (**reducer).clone();
-        imported.name = emit.unique_name(base_name(&reducer.name));
-        for instruction in &mut imported.instructions {
-            instruction.name = emit.unique_name(base_name(&instruction.name));
-        }
-        let opcode =
-            Opcode::Reduce { dimensions: dimensions_to_reduce.to_vec(), reducer: Arc::new(imported) };
-        Ok(emit.emit(opcode, &[value, init], result))
+        let n = inputs.len();
+        let parameter_type = |i: usize| signature.parameters[i].1.element_type();
+        let mut ids: Vec<_> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| emit.convert_if_needed(o.id, parameter_type(n + i)))
+            .collect();
+        ids.extend(inits.iter().enumerate().map(|(i, o)| emit.convert_if_needed(o.id, parameter_type(i))));
+        let reducer = emit.embed(&computation.entry);
+        let opcode = Opcode::Reduce { dimensions: dimensions_to_reduce.to_vec(), reducer };
+        Ok(emit.emit(opcode, &ids, result))
     })
 }
 
@@ -106,12 +153,4 @@ pub fn dot_general<'b>(lhs: XlaOp<'b>, rhs: XlaOp<'b>, dimension_numbers: &DotDi
             operands.iter().map(|o| emit.convert_if_needed(o.id, result.element_type())).collect();
         Ok(emit.emit(Opcode::Dot(dimension_numbers.clone()), &ids, result))
     })
-}
-
-/// `add.3` → `add`: a name without the builder's id suffix.
-fn base_name(name: &str) -> &str {
-    match name.rsplit_once('.') {
-        Some((base, id)) if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) => base,
-        _ => name,
-    }
 }

@@ -5,6 +5,7 @@
 #[allow(clippy::module_inception)]
 mod builder;
 mod contraction;
+mod control;
 mod data_movement;
 mod elementwise;
 mod lowering;
@@ -12,7 +13,8 @@ mod operators;
 mod tuples;
 
 pub use builder::{XlaBuilder, XlaOp};
-pub use contraction::{dot, dot_general, reduce};
+pub use contraction::{dot, dot_general, reduce, reduce_variadic};
+pub use control::{call, conditional, conditional_indexed, map, while_loop};
 pub use data_movement::{
     broadcast, broadcast_in_dim, concat_in_dim, iota, pad, reshape, rev, slice, transpose,
 };

@@ -7,6 +7,7 @@ pub(crate) mod kernels;
 pub(crate) mod loop_program;
 pub(crate) mod plan;
 mod relayout;
+pub(crate) mod scalar_program;
 mod value;
 
 pub use executable::{CompileOptions, Executable};

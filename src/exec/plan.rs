@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use crate::attributes::{DotDimensionNumbers, PaddingConfig};
 use crate::error::{Error, Result};
-use crate::exec::kernels::{contraction, data_movement};
+use crate::exec::kernels::{contraction, data_movement, interpreted};
 use crate::exec::loop_program::LoopProgram;
 use crate::exec::relayout::Relayouts;
+use crate::exec::scalar_program::{Scalar, ScalarProgram};
 use crate::exec::value::Value;
 use crate::hlo::ir::{HloComputation, InstructionId, Opcode};
 use crate::hlo::text::instruction_text;
@@ -36,12 +37,14 @@ enum Step {
     GetTupleElement(usize),
     /// Element-wise ops, movement ops, fusions, simple reduces: one strided loop.
     Loop(Box<LoopProgram>),
-    /// A reduce whose reducer is not a single element-wise op: the reducer's plan, run on
-    /// scalars.
+    /// A reduce (of any number of operands) whose reducer is not a single element-wise op:
+    /// the reducer applied element by element.
     InterpretedReduce {
         dimensions: Vec<i64>,
-        reducer: Box<Plan>,
+        reducer: Function,
     },
+    /// A map: its computation applied element by element.
+    Map(Function),
     /// A dot, computed row-major, then laid out by `relayout` if the result's layout is
     /// another.
     Dot {
@@ -54,6 +57,56 @@ enum Step {
         dimension: i64,
     },
     Pad(PaddingConfig),
+    /// A loop: the body's plan run on the state while the condition's plan says so.
+    While {
+        condition: Box<Plan>,
+        body: Box<Plan>,
+    },
+    /// A branch chosen by operand 0, run on its operand.
+    Conditional(Vec<Plan>),
+    /// A computation run on the operands (one the optimizer did not inline).
+    Call(Box<Plan>),
+}
+
+/// A computation applied to scalars: compiled to a scalar program when it is made of
+/// element-wise ops on scalars, else planned.
+enum Function {
+    Scalar(ScalarProgram),
+    Planned(Box<Plan>),
+}
+
+impl Function {
+    fn new(computation: &Arc<HloComputation>) -> Result<Function> {
+        Ok(match ScalarProgram::compile(computation) {
+            Some(program) => Function::Scalar(program),
+            None => Function::Planned(Box::new(Plan::new(computation.clone())?)),
+        })
+    }
+
+    /// The function's results for `arguments`, pushed onto `results`; `registers` is scratch.
+    fn apply(
+        &self,
+        arguments: &[Scalar],
+        results: &mut Vec<Scalar>,
+        registers: &mut Vec<Scalar>,
+    ) -> Result<()> {
+        match self {
+            Function::Scalar(program) => results.extend(program.run(arguments, registers)),
+            Function::Planned(plan) => {
+                let literals: Vec<Literal> = arguments.iter().map(|a| a.literal()).collect();
+                let values: Vec<Value<'_>> = literals.iter().map(Value::of).collect();
+                match plan.evaluate(&values, false)? {
+                    Value::Tuple(elements) => {
+                        for element in &elements {
+                            results.push(Scalar::read(element.array()?, 0));
+                        }
+                    }
+                    array => results.push(Scalar::read(array.array()?, 0)),
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Plan {
@@ -122,6 +175,10 @@ impl Plan {
                     let element = inputs.first().and_then(|t| t.elements().ok()?.get(*index));
                     element.cloned().ok_or_else(|| missing(&self.computation, id))?
                 }
+                Step::InterpretedReduce { .. }
+                | Step::While { .. }
+                | Step::Conditional(_)
+                | Step::Call(_) => self.compute_value(step, id, &inputs, parallel)?,
                 _ => {
                     let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
                     match out.as_deref_mut() {
@@ -207,12 +264,13 @@ impl Plan {
     ) -> Result<()> {
         match (step, inputs) {
             (Step::Loop(program), _) => program.run(inputs, out, parallel),
-            (Step::InterpretedReduce { dimensions, reducer }, &[operand, init]) => {
-                let combine = |accumulator: &Literal, value: &Literal| -> Result<Literal> {
-                    let arguments = [Value::Borrowed(accumulator), Value::Borrowed(value)];
-                    Ok(reducer.evaluate(&arguments, false)?.into_literal())
-                };
-                contraction::reduce_interpreted([operand, init], dimensions, &combine, out)
+            (Step::Map(function), _) => {
+                let mut registers = Vec::new();
+                interpreted::map(
+                    inputs,
+                    &mut |arguments, results| function.apply(arguments, results, &mut registers),
+                    out,
+                )
             }
             (Step::Dot { numbers, relayout: None }, &[lhs, rhs]) => {
                 contraction::dot([lhs, rhs], numbers, out, parallel)
@@ -231,6 +289,74 @@ impl Plan {
                 instruction: instruction_text(&self.computation, id),
                 message: format!("a step of this kind cannot take {} operands", inputs.len()),
             }),
+        }
+    }
+}
+
+impl Plan {
+    /// Runs a step whose value is not one array computed into a buffer: a (variadic)
+    /// interpreted reduce, a loop, a branch, a call.
+    fn compute_value<'a>(
+        &'a self,
+        step: &'a Step,
+        id: InstructionId,
+        inputs: &[&Value<'a>],
+        parallel: bool,
+    ) -> Result<Value<'a>> {
+        let shape = &self.computation.instructions[id].shape;
+        match step {
+            Step::InterpretedReduce { dimensions, reducer } => {
+                let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
+                let (operands, inits) = arrays.split_at(arrays.len() / 2);
+                let shapes: Vec<Shape> = match shape.is_tuple() {
+                    true => shape.tuple_shapes().to_vec(),
+                    false => vec![shape.clone()],
+                };
+                let mut outs = shapes.iter().map(Literal::for_overwrite).collect::<Result<Vec<_>>>()?;
+                let mut registers = Vec::new();
+                let mut apply = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
+                    reducer.apply(arguments, results, &mut registers)
+                };
+                let mut targets: Vec<&mut Literal> = outs.iter_mut().collect();
+                interpreted::reduce(operands, inits, dimensions, &mut apply, &mut targets)?;
+                let mut values = outs.into_iter().map(Value::computed);
+                Ok(match shape.is_tuple() {
+                    true => Value::Tuple(values.collect()),
+                    false => values.next().ok_or_else(|| missing(&self.computation, id))?,
+                })
+            }
+            Step::While { condition, body } => {
+                let mut state =
+                    inputs.first().map(|&v| v.clone()).ok_or_else(|| missing(&self.computation, id))?;
+                loop {
+                    let go = condition.evaluate(std::slice::from_ref(&state), parallel)?;
+                    if !go.array()?.memory::<bool>()?.first().copied().unwrap_or(false) {
+                        return Ok(state);
+                    }
+                    state = body.evaluate(std::slice::from_ref(&state), parallel)?;
+                }
+            }
+            Step::Conditional(branches) => {
+                let selector = inputs.first().ok_or_else(|| missing(&self.computation, id))?.array()?;
+                // A pred picks branch 0 when true; an index out of range runs the last branch.
+                let branch = match selector.memory::<bool>() {
+                    Ok(pred) => usize::from(!pred.first().copied().unwrap_or(false)),
+                    Err(_) => {
+                        let index = selector.memory::<i32>()?.first().copied().unwrap_or(-1);
+                        usize::try_from(index)
+                            .ok()
+                            .filter(|&i| i < branches.len())
+                            .unwrap_or(branches.len() - 1)
+                    }
+                };
+                let operand = inputs.get(1 + branch).ok_or_else(|| missing(&self.computation, id))?;
+                branches[branch].evaluate(&[(*operand).clone()], parallel)
+            }
+            Step::Call(plan) => {
+                let arguments: Vec<Value<'a>> = inputs.iter().map(|&v| v.clone()).collect();
+                plan.evaluate(&arguments, parallel)
+            }
+            _ => Err(missing(&self.computation, id)),
         }
     }
 }
@@ -254,14 +380,22 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         Opcode::Tuple => Step::Tuple,
         Opcode::GetTupleElement { index } => Step::GetTupleElement(*index as usize),
         Opcode::Fusion { computation: fused, .. } => Step::Loop(program(fused)?),
-        Opcode::Reduce { dimensions, .. } if dimensions.is_empty() => {
+        Opcode::Reduce { dimensions, .. } if dimensions.is_empty() && !instruction.shape.is_tuple() => {
             // XLA returns the operand unchanged: the init value is not applied.
             Step::Loop(Box::new(LoopProgram::copy(&operand_shapes[0], &instruction.shape)))
         }
-        Opcode::Reduce { dimensions, reducer } if !instruction.folds_in_loop() => Step::InterpretedReduce {
-            dimensions: dimensions.clone(),
-            reducer: Box::new(Plan::new(reducer.clone())?),
+        Opcode::Reduce { dimensions, reducer } if !instruction.folds_in_loop() => {
+            Step::InterpretedReduce { dimensions: dimensions.clone(), reducer: Function::new(reducer)? }
+        }
+        Opcode::Map { computation: applied, .. } => Step::Map(Function::new(applied)?),
+        Opcode::While { condition, body } => Step::While {
+            condition: Box::new(Plan::new(condition.clone())?),
+            body: Box::new(Plan::new(body.clone())?),
         },
+        Opcode::Conditional { branches } => {
+            Step::Conditional(branches.iter().map(|b| Plan::new(b.clone())).collect::<Result<_>>()?)
+        }
+        Opcode::Call { computation: called } => Step::Call(Box::new(Plan::new(called.clone())?)),
         Opcode::Reduce { .. } => Step::Loop(program(&HloComputation::single(instruction, &operand_shapes))?),
         Opcode::Dot(numbers) => {
             let row_major = instruction.shape.with_default_layout();

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::hlo::ir::HloComputation;
 use crate::hlo::text::module_text;
-use crate::shape::Shape;
+use crate::shape::program_shape::ProgramShape;
 
 /// A built computation: an immutable graph (it outlives its builder; `Send + Sync`), ready to
 /// print as HLO text or to compile.
@@ -24,26 +24,6 @@ pub struct XlaComputation {
     pub(crate) entry: Arc<HloComputation>,
 }
 
-/// The signature of a computation: its parameters (name and shape, by parameter number) and
-/// its result shape.
-///
-/// ```
-/// use lazy_xla::{shape, XlaBuilder};
-/// let b = XlaBuilder::new("f");
-/// let x = b.parameter(0, &shape!(f32[2, 3]), "x");
-/// let signature = b.build(x * x)?.program_shape();
-/// assert_eq!(signature.parameters, vec![("x".to_string(), shape!(f32[2, 3]))]);
-/// assert_eq!(signature.result, shape!(f32[2, 3]));
-/// # Ok::<(), lazy_xla::Error>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProgramShape {
-    /// `(name, shape)` of every parameter, in parameter-number order.
-    pub parameters: Vec<(String, Shape)>,
-    /// The shape of the result.
-    pub result: Shape,
-}
-
 impl XlaComputation {
     pub(crate) fn new(entry: HloComputation) -> XlaComputation {
         XlaComputation { entry: Arc::new(entry) }
@@ -58,16 +38,7 @@ impl XlaComputation {
     /// # Ok::<(), lazy_xla::Error>(())
     /// ```
     pub fn program_shape(&self) -> ProgramShape {
-        let parameters = self
-            .entry
-            .parameters()
-            .into_iter()
-            .map(|p| {
-                let name = p.name.rsplit_once('.').map_or(p.name.as_str(), |(base, _)| base);
-                (name.to_string(), p.shape.clone())
-            })
-            .collect();
-        ProgramShape { parameters, result: self.entry.result_shape().clone() }
+        self.entry.program_shape()
     }
 
     /// The computation's name in HLO text (the builder's name and a unique suffix).

@@ -6,10 +6,12 @@
 //! the result's dimensions and one element type (broadcasts and converts are explicit), so
 //! these rules are stricter than the builder's; the executor relies on them.
 
+use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Result};
 use crate::hlo::ir::Opcode;
 use crate::shape::Shape;
 use crate::shape_inference::broadcast::hlo_broadcast_shape;
+use crate::shape_inference::control::{call_shape, conditional_shape, map_shape, while_shape};
 use crate::shape_inference::dot::dot_shape;
 use crate::shape_inference::elementwise::{
     binary_shape, clamp_shape, compare_shape, select_shape, unary_shape,
@@ -87,9 +89,39 @@ pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape
         }
         Opcode::Reverse { dimensions } => reverse_shape(operand(), dimensions),
         Opcode::Reduce { dimensions, reducer } => {
-            let parameters = reducer.parameters();
-            let parameter_shapes: Vec<&Shape> = parameters.iter().map(|p| &p.shape).collect();
-            reduce_shape(operands[0], operands[1], &parameter_shapes, reducer.result_shape(), dimensions)
+            let (inputs, inits) = operands.split_at(operands.len() / 2);
+            reduce_shape(inputs, inits, &reducer.program_shape(), dimensions)
+        }
+        Opcode::While { condition, body } => {
+            while_shape(&condition.program_shape(), &body.program_shape(), operand())
+        }
+        Opcode::Conditional { branches } => {
+            let predicated =
+                branches.len() == 2 && operand().is_scalar() && operand().element_type() == ElementType::Pred;
+            branch_selector(operand(), predicated)?;
+            let signatures: Vec<_> = branches.iter().map(|b| b.program_shape()).collect();
+            conditional_shape(&signatures.iter().collect::<Vec<_>>(), &operands[1..])
+        }
+        Opcode::Call { computation } => call_shape(&computation.program_shape(), operands),
+        Opcode::Map { dimensions, computation } => {
+            let signature = computation.program_shape();
+            if let Some(operand) = operands.iter().find(|s| s.dimensions() != operands[0].dimensions()) {
+                invalid_argument!(
+                    "map operands must have equal dimensions: {} and {}",
+                    operands[0].human_string(),
+                    operand.human_string()
+                );
+            }
+            for ((_, parameter), operand) in signature.parameters.iter().zip(operands) {
+                if parameter.is_scalar() && parameter.element_type() != operand.element_type() {
+                    invalid_argument!(
+                        "map operand {} does not have its parameter's element type {}",
+                        operand.human_string(),
+                        parameter.element_type()
+                    );
+                }
+            }
+            map_shape(operands, &signature, dimensions)
         }
         Opcode::Dot(numbers) => {
             same_element_type(opcode, operands)?;
@@ -130,10 +162,14 @@ fn operand_count(opcode: &Opcode) -> OperandCount {
         | Opcode::Slice { .. }
         | Opcode::Reverse { .. }
         | Opcode::GetTupleElement { .. } => 1,
-        Opcode::Binary(_) | Opcode::Compare(_) | Opcode::Pad(_) | Opcode::Reduce { .. } | Opcode::Dot(_) => 2,
+        Opcode::Binary(_) | Opcode::Compare(_) | Opcode::Pad(_) | Opcode::Dot(_) => 2,
         Opcode::Select | Opcode::Clamp => 3,
-        Opcode::Fusion { computation, .. } => computation.parameters().len(),
-        Opcode::Concatenate { .. } => return OperandCount::AtLeastOne,
+        Opcode::While { .. } => 1,
+        Opcode::Conditional { branches } => 1 + branches.len(),
+        Opcode::Fusion { computation, .. }
+        | Opcode::Call { computation }
+        | Opcode::Map { computation, .. } => computation.parameters().len(),
+        Opcode::Concatenate { .. } | Opcode::Reduce { .. } => return OperandCount::AtLeastOne,
         Opcode::Tuple => return OperandCount::Any,
     })
 }
@@ -147,6 +183,25 @@ fn check_operand_count(opcode: &Opcode, count: usize) -> Result<()> {
             invalid_argument!("{} takes at least one operand but has none", opcode.name())
         }
         _ => Ok(()),
+    }
+}
+
+/// A conditional's operand 0: a `pred` scalar for the predicated form (two branches), an
+/// `s32` scalar for the indexed form (the builder's checks, with XLA's sentences).
+pub(crate) fn branch_selector(selector: &Shape, predicated: bool) -> Result<()> {
+    let wanted = if predicated { ElementType::Pred } else { ElementType::S32 };
+    if selector.is_scalar() && selector.element_type() == wanted {
+        return Ok(());
+    }
+    match predicated {
+        true => invalid_argument!(
+            "Argument to predicated-Conditional is not a scalar of PRED type ({}).",
+            selector.human_string()
+        ),
+        false => invalid_argument!(
+            "Argument to indexed-Conditional is not a scalar of S32 type ({}).",
+            selector.human_string()
+        ),
     }
 }
 

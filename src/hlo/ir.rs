@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::attributes::{BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, UnaryOp};
 use crate::literal::Literal;
+use crate::shape::program_shape::ProgramShape;
 use crate::shape::Shape;
 
 /// The position of an instruction in its computation's arena.
@@ -68,6 +69,17 @@ impl HloComputation {
             .collect();
         parameters.sort_by_key(|(number, _)| *number);
         parameters.into_iter().map(|(_, id)| id).collect()
+    }
+
+    /// The signature: the parameters' names (without the builder's id suffix) and shapes, by
+    /// number, and the result's shape.
+    pub(crate) fn program_shape(&self) -> ProgramShape {
+        let parameters = self
+            .parameters()
+            .into_iter()
+            .map(|p| (base_name(&p.name).to_string(), p.shape.clone()))
+            .collect();
+        ProgramShape { parameters, result: self.result_shape().clone() }
     }
 
     /// The shape of the root.
@@ -189,9 +201,30 @@ pub(crate) enum Opcode {
     Reverse {
         dimensions: Vec<i64>,
     },
+    /// XLA's (variadic) `Reduce`: operands `[inputs…, inits…]`, N of each; the reducer takes
+    /// N accumulators then N values.
     Reduce {
         dimensions: Vec<i64>,
         reducer: Arc<HloComputation>,
+    },
+    /// XLA's `While`: runs `body` on its operand while `condition` holds.
+    While {
+        condition: Arc<HloComputation>,
+        body: Arc<HloComputation>,
+    },
+    /// XLA's `Conditional`: operand 0 picks a branch (a `pred`: true is branch 0; an `s32`: that
+    /// branch, the last one when out of range), which runs on operand `1 + branch`.
+    Conditional {
+        branches: Vec<Arc<HloComputation>>,
+    },
+    /// XLA's `Call`: the computation on the operands.
+    Call {
+        computation: Arc<HloComputation>,
+    },
+    /// XLA's `Map`: a scalar computation applied element by element to operands of one shape.
+    Map {
+        dimensions: Vec<i64>,
+        computation: Arc<HloComputation>,
     },
     Dot(DotDimensionNumbers),
     /// A fusion: the called computation's parameters are this instruction's operands.
@@ -204,14 +237,43 @@ pub(crate) enum Opcode {
 impl Opcode {
     /// Whether the operands may be tuples (for every other opcode they are arrays).
     pub(crate) fn takes_tuples(&self) -> bool {
-        matches!(self, Opcode::Tuple | Opcode::GetTupleElement { .. })
+        matches!(
+            self,
+            Opcode::Tuple
+                | Opcode::GetTupleElement { .. }
+                | Opcode::While { .. }
+                | Opcode::Conditional { .. }
+                | Opcode::Call { .. }
+        )
     }
 
-    /// The computations this instruction calls: a reduce's reducer, a fusion's computation.
+    /// The computations this instruction calls, in the order XLA's builder embeds them (a
+    /// while loop's body before its condition).
     pub(crate) fn called_computations(&self) -> Vec<&Arc<HloComputation>> {
         match self {
             Opcode::Reduce { reducer, .. } => vec![reducer],
-            Opcode::Fusion { computation, .. } => vec![computation],
+            Opcode::Fusion { computation, .. }
+            | Opcode::Call { computation }
+            | Opcode::Map { computation, .. } => {
+                vec![computation]
+            }
+            Opcode::While { condition, body } => vec![body, condition],
+            Opcode::Conditional { branches } => branches.iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The same, mutable (to replace them: import, optimization).
+    pub(crate) fn called_computations_mut(&mut self) -> Vec<&mut Arc<HloComputation>> {
+        match self {
+            Opcode::Reduce { reducer, .. } => vec![reducer],
+            Opcode::Fusion { computation, .. }
+            | Opcode::Call { computation }
+            | Opcode::Map { computation, .. } => {
+                vec![computation]
+            }
+            Opcode::While { condition, body } => vec![body, condition],
+            Opcode::Conditional { branches } => branches.iter_mut().collect(),
             _ => Vec::new(),
         }
     }
@@ -234,6 +296,10 @@ impl Opcode {
             Opcode::Slice { .. } => "slice",
             Opcode::Concatenate { .. } => "concatenate",
             Opcode::Tuple => "tuple",
+            Opcode::While { .. } => "while",
+            Opcode::Conditional { .. } => "conditional",
+            Opcode::Call { .. } => "call",
+            Opcode::Map { .. } => "map",
             Opcode::GetTupleElement { .. } => "get-tuple-element",
             Opcode::Pad(_) => "pad",
             Opcode::Reverse { .. } => "reverse",
@@ -241,5 +307,13 @@ impl Opcode {
             Opcode::Dot(_) => "dot",
             Opcode::Fusion { .. } => "fusion",
         }
+    }
+}
+
+/// `add.3` → `add`: a name without the builder's id suffix.
+pub(crate) fn base_name(name: &str) -> &str {
+    match name.rsplit_once('.') {
+        Some((base, id)) if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
     }
 }

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
+use crate::element_type::ElementType;
 use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::literal::display::values_text;
 use crate::shape::layout::join;
@@ -62,7 +63,7 @@ pub(crate) fn instruction_text(computation: &HloComputation, id: InstructionId) 
         "{root}{} = {} {}",
         instruction.name,
         hlo_shape(&instruction.shape),
-        instruction_body(instruction, &operands)
+        instruction_body(instruction, &operands, predicated(computation, instruction))
     )
 }
 
@@ -99,8 +100,16 @@ fn post_order(computation: &HloComputation, visited: &mut [bool], order: &mut Ve
     }
 }
 
+/// Whether `instruction` is a conditional whose branch is chosen by a `pred` (printed with
+/// `true_computation` and `false_computation`, as XLA prints it).
+fn predicated(computation: &HloComputation, instruction: &Instruction) -> bool {
+    let selector = instruction.operands.first().and_then(|&o| computation.instructions.get(o));
+    matches!(instruction.opcode, Opcode::Conditional { .. })
+        && selector.is_some_and(|s| s.shape.is_scalar() && s.shape.element_type() == ElementType::Pred)
+}
+
 /// `opcode(operands), attributes`.
-fn instruction_body(instruction: &Instruction, operands: &[&str]) -> String {
+fn instruction_body(instruction: &Instruction, operands: &[&str], predicated: bool) -> String {
     let operands = operands.join(", ");
     let opcode = instruction.opcode.name();
     let attributes = match &instruction.opcode {
@@ -128,6 +137,20 @@ fn instruction_body(instruction: &Instruction, operands: &[&str]) -> String {
         Opcode::Reduce { dimensions, reducer } => {
             format!("dimensions={{{}}}, to_apply={}", join(dimensions), reducer.name)
         }
+        Opcode::Map { dimensions, computation } => {
+            format!("dimensions={{{}}}, to_apply={}", join(dimensions), computation.name)
+        }
+        Opcode::Call { computation } => format!("to_apply={}", computation.name),
+        Opcode::While { condition, body } => format!("condition={}, body={}", condition.name, body.name),
+        Opcode::Conditional { branches } => match (predicated, &branches[..]) {
+            (true, [on_true, on_false]) => {
+                format!("true_computation={}, false_computation={}", on_true.name, on_false.name)
+            }
+            _ => {
+                let names: Vec<&str> = branches.iter().map(|b| b.name.as_str()).collect();
+                format!("branch_computations={{{}}}", names.join(", "))
+            }
+        },
         Opcode::Dot(numbers) => {
             let mut parts = Vec::new();
             for (label, dims) in [

@@ -90,10 +90,20 @@ impl Hash for Key {
             Opcode::Transpose { permutation } => permutation.hash(state),
             Opcode::Slice { starts, limits, strides } => (starts, limits, strides).hash(state),
             Opcode::Pad(config) => config.hash(state),
-            Opcode::Reduce { dimensions, reducer } => (dimensions, reducer.instructions.len()).hash(state),
-            Opcode::Fusion { kind, computation } => (kind, computation.instructions.len()).hash(state),
             Opcode::Dot(numbers) => numbers.hash(state),
-            Opcode::Select | Opcode::Clamp | Opcode::Convert | Opcode::Reshape | Opcode::Tuple => {}
+            Opcode::Reduce { dimensions, .. } | Opcode::Map { dimensions, .. } => dimensions.hash(state),
+            Opcode::Fusion { kind, .. } => kind.hash(state),
+            Opcode::While { .. }
+            | Opcode::Conditional { .. }
+            | Opcode::Call { .. }
+            | Opcode::Select
+            | Opcode::Clamp
+            | Opcode::Convert
+            | Opcode::Reshape
+            | Opcode::Tuple => {}
+        }
+        for called in opcode.called_computations() {
+            called.instructions.len().hash(state);
         }
     }
 }
@@ -104,7 +114,8 @@ fn same_instruction(a: &Instruction, b: &Instruction) -> bool {
 }
 
 /// Whether two opcodes are the same operation with the same attributes: literals by their
-/// bits, called computations (reducers, fusions) by their structure (not their names),
+/// bits, called computations (reducers, fusions, loop bodies, …) by their structure (not their
+/// names),
 /// everything else by `==`.
 fn same_opcode(a: &Opcode, b: &Opcode) -> bool {
     match (a, b) {
@@ -112,15 +123,25 @@ fn same_opcode(a: &Opcode, b: &Opcode) -> bool {
             Arc::ptr_eq(x, y)
                 || (x.shape() == y.shape() && literal_bits(x, usize::MAX) == literal_bits(y, usize::MAX))
         }
-        (
-            Opcode::Reduce { dimensions: dims_a, reducer: reducer_a },
-            Opcode::Reduce { dimensions: dims_b, reducer: reducer_b },
-        ) => dims_a == dims_b && same_computation(reducer_a, reducer_b),
-        (Opcode::Fusion { kind: ka, computation: a }, Opcode::Fusion { kind: kb, computation: b }) => {
-            ka == kb && same_computation(a, b)
+        _ if !a.called_computations().is_empty() => {
+            let (called_a, called_b) = (a.called_computations(), b.called_computations());
+            without_computations(a) == without_computations(b)
+                && called_a.len() == called_b.len()
+                && called_a.iter().zip(&called_b).all(|(x, y)| same_computation(x, y))
         }
         _ => a == b,
     }
+}
+
+/// `opcode` with every computation it calls replaced by one empty placeholder, so that `==`
+/// compares its other attributes only.
+fn without_computations(opcode: &Opcode) -> Opcode {
+    let placeholder = Arc::new(HloComputation { name: String::new(), instructions: Vec::new(), root: 0 });
+    let mut opcode = opcode.clone();
+    for called in opcode.called_computations_mut() {
+        *called = placeholder.clone();
+    }
+    opcode
 }
 
 /// Whether two computations are the same graph, names aside.

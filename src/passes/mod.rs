@@ -9,10 +9,13 @@
 mod cse;
 mod dce;
 mod fusion;
+mod inline;
 mod simplify;
 
+use std::sync::Arc;
+
 use crate::error::{invalid_argument, Result};
-use crate::hlo::ir::HloComputation;
+use crate::hlo::ir::{HloComputation, Opcode};
 use crate::hlo::verify::verify;
 use crate::literal::Literal;
 use crate::shape::Shape;
@@ -46,9 +49,11 @@ pub(crate) fn optimize(
         verify(computation, "build")?;
     }
     let mut optimized = computation.clone();
+    let result_shape = computation.result_shape();
+    run_pass(&inline::InlineCalls, &mut optimized, result_shape, verify_each_pass)?;
+    optimize_called(&mut optimized, fusion, verify_each_pass, evaluate)?;
     let simplify = simplify::AlgebraicSimplifier { evaluate };
     let passes: [&dyn Pass; 3] = [&simplify, &cse::CommonSubexpressions, &dce::DeadCode];
-    let result_shape = computation.result_shape();
     for _ in 0..MAX_ROUNDS {
         let mut changed = false;
         for pass in passes {
@@ -62,6 +67,28 @@ pub(crate) fn optimize(
         run_pass(&fusion::LoopFusion, &mut optimized, result_shape, verify_each_pass)?;
     }
     Ok(optimized)
+}
+
+/// Optimizes, with the same pipeline, the computations that loops and branches run (they
+/// are planned as whole computations, so they fuse like the entry); reducers and mapped
+/// computations run on scalars and stay as they are.
+fn optimize_called(
+    computation: &mut HloComputation,
+    fusion: bool,
+    verify_each_pass: bool,
+    evaluate: Evaluator<'_>,
+) -> Result<()> {
+    for instruction in &mut computation.instructions {
+        if matches!(
+            instruction.opcode,
+            Opcode::While { .. } | Opcode::Conditional { .. } | Opcode::Call { .. }
+        ) {
+            for called in instruction.opcode.called_computations_mut() {
+                *called = Arc::new(optimize(called, fusion, verify_each_pass, evaluate)?);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs one pass; if it changed the computation and `verify_result`, verifies the result

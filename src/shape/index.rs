@@ -23,8 +23,10 @@ impl Shape {
         let mut stride = 1i64;
         for &dim in self.layout().minor_to_major() {
             strides[dim as usize] = stride;
-            // Cannot overflow: the padded product was checked when the shape was made.
-            stride *= sizes[dim as usize];
+            // The padded product was checked when the shape was made, so this fits, unless a
+            // zero-sized dimension made that product 0: then no element exists to be reached
+            // through a stride, and saturating keeps the (unused) strides from overflowing.
+            stride = stride.saturating_mul(sizes[dim as usize]);
         }
         strides
     }

@@ -3,6 +3,7 @@
 pub(crate) mod index;
 pub(crate) mod layout;
 pub(crate) mod parse;
+pub(crate) mod program_shape;
 pub(crate) mod reshape;
 #[allow(clippy::module_inception)]
 pub(crate) mod shape;

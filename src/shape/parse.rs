@@ -74,7 +74,11 @@ impl Parser<'_> {
         self.expect('[')?;
         let dimensions = self.int_list(']', "a dimension size")?;
         self.skip_space();
-        if self.peek() != Some('{') {
+        let ends_here = match self.depth {
+            0 => self.peek().is_none(),
+            _ => matches!(self.peek(), Some(',' | ')')),
+        };
+        if ends_here {
             return Shape::try_new(element_type, &dimensions);
         }
         self.expect('{')?;

@@ -397,7 +397,8 @@ impl fmt::Display for Shape {
     }
 }
 
-/// The product of `sizes`, or `None` when it overflows `i64`.
+/// The product of `sizes`, or `None` when it overflows `i64` on the way, left to right (as
+/// XLA's `ValidateShapeSize` multiplies: `[0, huge, huge]` is valid, `[huge, huge, 0]` is not).
 fn checked_product(sizes: &[i64]) -> Option<i64> {
     sizes.iter().try_fold(1i64, |acc, &d| acc.checked_mul(d))
 }

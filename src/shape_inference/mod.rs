@@ -5,6 +5,7 @@
 //! the builder adds the op, the operands with layouts and the caller's location.
 
 pub(crate) mod broadcast;
+pub(crate) mod control;
 pub(crate) mod dot;
 pub(crate) mod elementwise;
 pub(crate) mod reduce;

@@ -1,5 +1,4 @@
-//! Kernels that combine many elements into one: `dot`, and `reduce` with a reducer that must
-//! be interpreted.
+//! `dot`: the kernel that combines many elements into one by products.
 
 use rayon::prelude::*;
 
@@ -7,49 +6,8 @@ use crate::attributes::DotDimensionNumbers;
 use crate::error::{invalid_argument, Result};
 use crate::exec::element::Element;
 use crate::literal::Literal;
-use crate::shape::index::RowMajorOffsets;
 use crate::shape::Shape;
 use crate::storage::with_native_type;
-
-/// `reduce` of `inputs[0]` over `dimensions` (at least one) from the scalar `inputs[1]`, with
-/// any scalar computation as the reducer (`combine(accumulator, value)`, interpreted per
-/// element; simple reducers run as loop programs instead).
-pub(crate) fn reduce_interpreted(
-    inputs: [&Literal; 2],
-    dimensions: &[i64],
-    combine: &dyn Fn(&Literal, &Literal) -> Result<Literal>,
-    out: &mut Literal,
-) -> Result<()> {
-    let (operand, init) = (inputs[0], inputs[1]);
-    let shape = out.shape().clone();
-    let strides = operand.shape().strides();
-    let (mut kept_sizes, mut kept_strides) = (Vec::new(), Vec::new());
-    let (mut reduced_sizes, mut reduced_strides) = (Vec::new(), Vec::new());
-    for (d, (&size, &stride)) in operand.shape().dimensions().iter().zip(&strides).enumerate() {
-        if dimensions.contains(&(d as i64)) {
-            reduced_sizes.push(size);
-            reduced_strides.push(stride);
-        } else {
-            kept_sizes.push(size);
-            kept_strides.push(stride);
-        }
-    }
-    let inner: Vec<usize> = RowMajorOffsets::new(&reduced_sizes, &reduced_strides).collect();
-    with_native_type!(shape.element_type(), T => {
-        let x = operand.memory::<T>()?;
-        let start = init.memory::<T>()?[0];
-        let out_memory = out.storage_mut()?.as_mut_slice::<T>()?;
-        let bases = RowMajorOffsets::new(&kept_sizes, &kept_strides);
-        for (position, base) in shape.row_major_offsets().zip(bases) {
-            let mut acc = Literal::scalar(start);
-            for &i in &inner {
-                acc = combine(&acc, &Literal::scalar(x[base + i]))?;
-            }
-            out_memory[position] = acc.memory::<T>()?[0];
-        }
-    });
-    Ok(())
-}
 
 /// A group of dimensions of one operand of a dot, read as one: its element count and, if the
 /// dimensions collapse into one stride, that stride.

@@ -3,3 +3,4 @@
 
 pub(crate) mod contraction;
 pub(crate) mod data_movement;
+pub(crate) mod interpreted;

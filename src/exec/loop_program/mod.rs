@@ -129,6 +129,9 @@ impl LoopProgram {
     pub(crate) fn compile(computation: &HloComputation, input_shapes: &[Shape]) -> Option<LoopProgram> {
         let out_shape = computation.result_shape().clone();
         let target: Vec<isize> = out_shape.strides().iter().map(|&s| s as isize).collect();
+        if out_shape.element_count() == 0 {
+            return Some(LoopProgram::empty(out_shape, Sink::Store));
+        }
         let nodes = expression(computation, computation.root, input_shapes)?;
         Some(LoopProgram::coalesced(out_shape.clone(), &out_shape, target, nodes, Sink::Store))
     }
@@ -151,9 +154,12 @@ impl LoopProgram {
         let target: Vec<isize> = (0..domain.rank() as i64)
             .map(|d| if dimensions.contains(&d) { 0 } else { kept.next().map_or(0, |&s| s as isize) })
             .collect();
-        let nodes = expression(computation, operand, input_shapes)?;
         // XLA's reduce over no dimension is the operand itself: the init value is not applied.
         let sink = if dimensions.is_empty() { Sink::Store } else { Sink::Accumulate { op, init } };
+        if domain.element_count() == 0 {
+            return Some(LoopProgram::empty(out_shape.clone(), sink));
+        }
+        let nodes = expression(computation, operand, input_shapes)?;
         Some(LoopProgram::coalesced(out_shape.clone(), &domain, target, nodes, sink))
     }
 
@@ -167,7 +173,18 @@ impl LoopProgram {
             element_type: to.element_type(),
             operands: vec![],
         };
+        if to.element_count() == 0 {
+            return LoopProgram::empty(to.clone(), Sink::Store);
+        }
         LoopProgram::coalesced(to.clone(), to, strides(to), vec![load], Sink::Store)
+    }
+
+    /// A program over an empty domain: it computes nothing (a reduction still fills its output
+    /// with the init value), and its index maps are never made, so huge sizes beside a zero
+    /// cannot overflow them.
+    fn empty(out_shape: Shape, sink: Sink) -> LoopProgram {
+        let (sizes, out_strides) = (vec![0], vec![0]);
+        LoopProgram { out_shape, sizes, out_strides, nodes: Vec::new(), sink, registers: Default::default() }
     }
 
     /// Orders the walk by the domain's memory order, drops size-1 dimensions, and merges
@@ -199,14 +216,14 @@ impl LoopProgram {
         let mut i = sizes.len().saturating_sub(1);
         while i > 0 {
             let (outer, inner) = (i - 1, i);
-            let mergeable = |s: &[isize]| s[outer] == s[inner] * sizes[inner] as isize;
+            let mergeable = |s: &[isize]| s[inner].checked_mul(sizes[inner] as isize) == Some(s[outer]);
             let all = mergeable(&out_strides)
                 && nodes.iter().all(|n| match &n.kind {
                     NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => mergeable(strides),
                     _ => true,
                 });
             if all {
-                sizes[inner] *= sizes[outer];
+                sizes[inner] = sizes[inner].saturating_mul(sizes[outer]);
                 sizes.remove(outer);
                 out_strides.remove(outer);
                 for node in &mut nodes {
