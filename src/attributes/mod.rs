@@ -7,7 +7,9 @@
 mod dot;
 mod elementwise;
 mod padding;
+mod random;
 
 pub use dot::DotDimensionNumbers;
 pub use elementwise::{BinaryOp, ComparisonDirection, UnaryOp};
 pub use padding::{PaddingConfig, PaddingConfigDimension};
+pub use random::RandomAlgorithm;

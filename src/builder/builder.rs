@@ -428,7 +428,7 @@ fn expect_arrays(op: &str, operands: &[Operand]) -> Result<()> {
         "pad" => invalid_argument!("Pad operation does not support non-scalar padding values."),
         // The reducer check names a tuple init value, convert names its target (XLA's order).
         "reduce" if position == 1 => return Ok(()),
-        "convert" => return Ok(()),
+        "convert" | "bitcast-convert" | "topk" => return Ok(()),
         "clamp" => ["clamp min", "clamp operand", "clamp max"][position.min(2)].to_string(),
         "select" => ["select pred", "select on_true", "select on_false"][position.min(2)].to_string(),
         "reshape" | "transpose" => op.to_string(),

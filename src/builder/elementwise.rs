@@ -5,6 +5,7 @@ use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::builder::XlaOp;
 use crate::element_type::ElementType;
 use crate::hlo::ir::Opcode;
+use crate::shape_inference::bitcast::bitcast_convert_shape;
 use crate::shape_inference::elementwise::{
     binary_shape, clamp_shape, compare_shape, convert_shape, select_shape, unary_shape,
 };
@@ -204,5 +205,27 @@ pub fn convert_element_type(operand: XlaOp<'_>, element_type: ElementType) -> Xl
     operand.builder().record("convert", &[operand], |emit, operands| {
         let result = convert_shape(&operands[0].shape, element_type)?;
         Ok(emit.emit(Opcode::Convert, &[operands[0].id], result))
+    })
+}
+
+/// XLA's `BitcastConvertType`: `operand`'s bits read as `new_element_type`. The same width keeps
+/// the shape; a narrower type adds a last dimension of the width ratio (`f32[2]` → `u8[2,4]`,
+/// little-endian), a wider one takes the last dimension, which must be the ratio, together.
+///
+/// ```
+/// use lazy_xla::*;
+/// let b = XlaBuilder::new("bits");
+/// let x = b.parameter(0, &shape!(f32[2]), "x");
+/// assert_eq!(b.get_shape(bitcast_convert_type(x, ElementType::U8))?, shape!(u8[2, 4]));
+/// let exe = b.build(bitcast_convert_type(x, ElementType::S32))?.compile(&CompileOptions::default())?;
+/// let out = exe.execute(&[&Literal::vec1(&[1.0f32, -2.0])])?;
+/// assert_eq!(out.to_vec::<i32>()?, vec![0x3f80_0000, 0xc000_0000u32 as i32]);
+/// # Ok::<(), lazy_xla::Error>(())
+/// ```
+#[track_caller]
+pub fn bitcast_convert_type(operand: XlaOp<'_>, new_element_type: ElementType) -> XlaOp<'_> {
+    operand.builder().record("bitcast-convert", &[operand], |emit, operands| {
+        let result = bitcast_convert_shape(&operands[0].shape, new_element_type)?;
+        Ok(emit.emit(Opcode::BitcastConvert, &[operands[0].id], result))
     })
 }

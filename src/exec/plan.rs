@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::attributes::{DotDimensionNumbers, PaddingConfig};
+use crate::attributes::{ComparisonDirection, DotDimensionNumbers, PaddingConfig, RandomAlgorithm};
 use crate::error::{Error, Result};
-use crate::exec::kernels::{contraction, data_movement, interpreted};
+use crate::exec::kernels::{bitcast, contraction, data_movement, interpreted, random, sort};
 use crate::exec::loop_program::LoopProgram;
 use crate::exec::relayout::Relayouts;
 use crate::exec::scalar_program::{Scalar, ScalarProgram};
@@ -57,6 +57,19 @@ enum Step {
         dimension: i64,
     },
     Pad(PaddingConfig),
+    /// A sort along `dimension`: by a native comparison of the first operand's keys where the
+    /// comparator is one, else by the comparator applied to scalars.
+    Sort {
+        dimension: usize,
+        keys: Option<ComparisonDirection>,
+        comparator: Function,
+    },
+    TopK {
+        k: usize,
+        largest: bool,
+    },
+    RngBitGenerator(RandomAlgorithm),
+    BitcastConvert,
     /// A loop: the body's plan run on the state while the condition's plan says so.
     While {
         condition: Box<Plan>,
@@ -66,6 +79,23 @@ enum Step {
     Conditional(Vec<Plan>),
     /// A computation run on the operands (one the optimizer did not inline).
     Call(Box<Plan>),
+}
+
+impl Step {
+    /// Whether the step makes a value of its own (a tuple, or arrays it allocates) rather than
+    /// computing one array into a buffer it is given.
+    fn makes_a_value(&self) -> bool {
+        matches!(
+            self,
+            Step::InterpretedReduce { .. }
+                | Step::Sort { .. }
+                | Step::TopK { .. }
+                | Step::RngBitGenerator(_)
+                | Step::While { .. }
+                | Step::Conditional(_)
+                | Step::Call(_)
+        )
+    }
 }
 
 /// A computation applied to scalars: compiled to a scalar program when it is made of
@@ -175,10 +205,7 @@ impl Plan {
                     let element = inputs.first().and_then(|t| t.elements().ok()?.get(*index));
                     element.cloned().ok_or_else(|| missing(&self.computation, id))?
                 }
-                Step::InterpretedReduce { .. }
-                | Step::While { .. }
-                | Step::Conditional(_)
-                | Step::Call(_) => self.compute_value(step, id, &inputs, parallel)?,
+                _ if step.makes_a_value() => self.compute_value(step, id, &inputs, parallel)?,
                 _ => {
                     let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
                     match out.as_deref_mut() {
@@ -281,6 +308,7 @@ impl Plan {
                 relayout.run(&[&row_major], out, parallel)
             }
             (Step::Reshape, &[operand]) => data_movement::reshape(operand, out),
+            (Step::BitcastConvert, &[operand]) => bitcast::bitcast_convert(operand, out),
             (Step::Concatenate { dimension }, _) => data_movement::concatenate(inputs, *dimension, out),
             (Step::Pad(config), &[operand, value]) => data_movement::pad([operand, value], config, out),
             _ => Err(Error::InvalidComputation {
@@ -308,22 +336,44 @@ impl Plan {
             Step::InterpretedReduce { dimensions, reducer } => {
                 let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
                 let (operands, inits) = arrays.split_at(arrays.len() / 2);
-                let shapes: Vec<Shape> = match shape.is_tuple() {
-                    true => shape.tuple_shapes().to_vec(),
-                    false => vec![shape.clone()],
-                };
-                let mut outs = shapes.iter().map(Literal::for_overwrite).collect::<Result<Vec<_>>>()?;
+                let mut outs = array_outputs(shape)?;
                 let mut registers = Vec::new();
                 let mut apply = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
                     reducer.apply(arguments, results, &mut registers)
                 };
                 let mut targets: Vec<&mut Literal> = outs.iter_mut().collect();
                 interpreted::reduce(operands, inits, dimensions, &mut apply, &mut targets)?;
-                let mut values = outs.into_iter().map(Value::computed);
-                Ok(match shape.is_tuple() {
-                    true => Value::Tuple(values.collect()),
-                    false => values.next().ok_or_else(|| missing(&self.computation, id))?,
-                })
+                Ok(value_of_outputs(shape, outs))
+            }
+            Step::Sort { dimension, keys, comparator } => {
+                let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
+                let less = |arguments: &[Scalar], registers: &mut Vec<Scalar>| -> Result<bool> {
+                    let mut results = Vec::with_capacity(1);
+                    comparator.apply(arguments, &mut results, registers)?;
+                    Ok(results.first() == Some(&Scalar::Pred(true)))
+                };
+                let comparator = match keys {
+                    Some(direction) => sort::Comparator::Keys(*direction),
+                    None => sort::Comparator::Scalars(&less),
+                };
+                let mut outs = array_outputs(shape)?;
+                let mut targets: Vec<&mut Literal> = outs.iter_mut().collect();
+                sort::sort(&arrays, *dimension, &comparator, parallel, &mut targets)?;
+                Ok(value_of_outputs(shape, outs))
+            }
+            Step::TopK { k, largest } => {
+                let operand = inputs.first().ok_or_else(|| missing(&self.computation, id))?.array()?;
+                let mut outs = array_outputs(shape)?;
+                let [values, indices] = &mut outs[..] else { return Err(missing(&self.computation, id)) };
+                sort::top_k(operand, *k, *largest, values, indices)?;
+                Ok(value_of_outputs(shape, outs))
+            }
+            Step::RngBitGenerator(algorithm) => {
+                let state = inputs.first().ok_or_else(|| missing(&self.computation, id))?.array()?;
+                let mut outs = array_outputs(shape)?;
+                let [new_state, bits] = &mut outs[..] else { return Err(missing(&self.computation, id)) };
+                random::rng_bit_generator(*algorithm, state, new_state, bits)?;
+                Ok(value_of_outputs(shape, outs))
             }
             Step::While { condition, body } => {
                 let mut state =
@@ -361,6 +411,35 @@ impl Plan {
     }
 }
 
+/// Buffers for a step that makes one array, or a tuple of arrays: one per array, of its shape.
+fn array_outputs(shape: &Shape) -> Result<Vec<Literal>> {
+    match shape.is_tuple() {
+        true => shape.tuple_shapes().iter().map(Literal::for_overwrite).collect(),
+        false => Ok(vec![Literal::for_overwrite(shape)?]),
+    }
+}
+
+/// The value of a step's outputs (from [`array_outputs`]): the array, or the tuple of them.
+fn value_of_outputs<'a>(shape: &Shape, outs: Vec<Literal>) -> Value<'a> {
+    let mut values: Vec<Value<'a>> = outs.into_iter().map(Value::computed).collect();
+    match (shape.is_tuple(), values.len()) {
+        (false, 1) => values.remove(0),
+        _ => Value::Tuple(values),
+    }
+}
+
+/// The first operand's comparison if `comparator` is `compare(p0, p1)`: a native comparison
+/// of the keys sorts exactly as it does.
+fn key_comparison(comparator: &HloComputation) -> Option<ComparisonDirection> {
+    let root = &comparator.instructions[comparator.root];
+    let Opcode::Compare(direction) = root.opcode else { return None };
+    let parameter = |k: usize| match comparator.instructions[root.operands[k]].opcode {
+        Opcode::Parameter { number } => Some(number),
+        _ => None,
+    };
+    (parameter(0)? == 0 && parameter(1)? == 1).then_some(direction)
+}
+
 /// The step that computes instruction `id` of `computation`.
 fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
     let instruction = &computation.instructions[id];
@@ -396,6 +475,14 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
             Step::Conditional(branches.iter().map(|b| Plan::new(b.clone())).collect::<Result<_>>()?)
         }
         Opcode::Call { computation: called } => Step::Call(Box::new(Plan::new(called.clone())?)),
+        Opcode::Sort { dimension, comparator, .. } => Step::Sort {
+            dimension: *dimension as usize,
+            keys: key_comparison(comparator),
+            comparator: Function::new(comparator)?,
+        },
+        Opcode::TopK { k, largest } => Step::TopK { k: *k as usize, largest: *largest },
+        Opcode::RngBitGenerator { algorithm } => Step::RngBitGenerator(*algorithm),
+        Opcode::BitcastConvert => Step::BitcastConvert,
         Opcode::Reduce { .. } => Step::Loop(program(&HloComputation::single(instruction, &operand_shapes))?),
         Opcode::Dot(numbers) => {
             let row_major = instruction.shape.with_default_layout();

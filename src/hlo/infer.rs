@@ -10,16 +10,19 @@ use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Result};
 use crate::hlo::ir::Opcode;
 use crate::shape::Shape;
+use crate::shape_inference::bitcast::bitcast_convert_shape;
 use crate::shape_inference::broadcast::hlo_broadcast_shape;
 use crate::shape_inference::control::{call_shape, conditional_shape, map_shape, while_shape};
 use crate::shape_inference::dot::dot_shape;
 use crate::shape_inference::elementwise::{
     binary_shape, clamp_shape, compare_shape, select_shape, unary_shape,
 };
+use crate::shape_inference::random::rng_bit_generator_shape;
 use crate::shape_inference::reduce::reduce_shape;
 use crate::shape_inference::shape_ops::{
     concatenate_shape, iota_shape, pad_shape, reshape_shape, reverse_shape, slice_shape, transpose_shape,
 };
+use crate::shape_inference::sort::{sort_shape, top_k_shape};
 use crate::shape_inference::tuple::get_tuple_element_shape;
 
 /// The shape an instruction of `opcode` over operands of `operands` shapes must have, or
@@ -103,6 +106,23 @@ pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape
             conditional_shape(&signatures.iter().collect::<Vec<_>>(), &operands[1..])
         }
         Opcode::Call { computation } => call_shape(&computation.program_shape(), operands),
+        Opcode::Sort { dimension, comparator, .. } => {
+            let (shape, resolved) = sort_shape(operands, &comparator.program_shape(), *dimension)?;
+            if resolved != *dimension {
+                invalid_argument!("sort dimension {dimension} must be resolved to {resolved}");
+            }
+            Ok(shape)
+        }
+        Opcode::TopK { k, .. } => top_k_shape(operand(), *k),
+        Opcode::RngBitGenerator { algorithm } => {
+            rng_bit_generator_shape(*algorithm, operand(), declared.tuple_shapes().get(1).unwrap_or(declared))
+        }
+        Opcode::BitcastConvert => {
+            if declared.is_tuple() {
+                invalid_argument!("bitcast-convert makes an array, not {}", declared.human_string());
+            }
+            bitcast_convert_shape(operand(), declared.element_type())
+        }
         Opcode::Map { dimensions, computation } => {
             let signature = computation.program_shape();
             if let Some(operand) = operands.iter().find(|s| s.dimensions() != operands[0].dimensions()) {
@@ -161,7 +181,10 @@ fn operand_count(opcode: &Opcode) -> OperandCount {
         | Opcode::Transpose { .. }
         | Opcode::Slice { .. }
         | Opcode::Reverse { .. }
-        | Opcode::GetTupleElement { .. } => 1,
+        | Opcode::GetTupleElement { .. }
+        | Opcode::TopK { .. }
+        | Opcode::RngBitGenerator { .. }
+        | Opcode::BitcastConvert => 1,
         Opcode::Binary(_) | Opcode::Compare(_) | Opcode::Pad(_) | Opcode::Dot(_) => 2,
         Opcode::Select | Opcode::Clamp => 3,
         Opcode::While { .. } => 1,
@@ -169,7 +192,9 @@ fn operand_count(opcode: &Opcode) -> OperandCount {
         Opcode::Fusion { computation, .. }
         | Opcode::Call { computation }
         | Opcode::Map { computation, .. } => computation.parameters().len(),
-        Opcode::Concatenate { .. } | Opcode::Reduce { .. } => return OperandCount::AtLeastOne,
+        Opcode::Concatenate { .. } | Opcode::Reduce { .. } | Opcode::Sort { .. } => {
+            return OperandCount::AtLeastOne
+        }
         Opcode::Tuple => return OperandCount::Any,
     })
 }

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::attributes::{BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, UnaryOp};
+use crate::attributes::{
+    BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, RandomAlgorithm, UnaryOp,
+};
 use crate::literal::Literal;
 use crate::shape::program_shape::ProgramShape;
 use crate::shape::Shape;
@@ -207,6 +209,24 @@ pub(crate) enum Opcode {
         dimensions: Vec<i64>,
         reducer: Arc<HloComputation>,
     },
+    /// XLA's `Sort` along `dimension` (resolved, never -1) by `comparator`.
+    Sort {
+        dimension: i64,
+        is_stable: bool,
+        comparator: Arc<HloComputation>,
+    },
+    /// XLA's `TopK` along the last dimension: a tuple of values and s32 indices.
+    TopK {
+        k: i64,
+        largest: bool,
+    },
+    /// XLA's `RngBitGenerator`: a tuple of the new state and the bits.
+    RngBitGenerator {
+        algorithm: RandomAlgorithm,
+    },
+    /// XLA's `BitcastConvert`: the operand's bits reinterpreted (dimensions as
+    /// `bitcast_convert_shape` gives them).
+    BitcastConvert,
     /// XLA's `While`: runs `body` on its operand while `condition` holds.
     While {
         condition: Arc<HloComputation>,
@@ -296,6 +316,10 @@ impl Opcode {
             Opcode::Slice { .. } => "slice",
             Opcode::Concatenate { .. } => "concatenate",
             Opcode::Tuple => "tuple",
+            Opcode::Sort { .. } => "sort",
+            Opcode::TopK { .. } => "topk",
+            Opcode::RngBitGenerator { .. } => "rng-bit-generator",
+            Opcode::BitcastConvert => "bitcast-convert",
             Opcode::While { .. } => "while",
             Opcode::Conditional { .. } => "conditional",
             Opcode::Call { .. } => "call",

@@ -141,6 +141,12 @@ fn instruction_body(instruction: &Instruction, operands: &[&str], predicated: bo
             format!("dimensions={{{}}}, to_apply={}", join(dimensions), computation.name)
         }
         Opcode::Call { computation } => format!("to_apply={}", computation.name),
+        Opcode::Sort { dimension, is_stable, comparator } => {
+            let stable = if *is_stable { ", is_stable=true" } else { "" };
+            format!("dimensions={{{dimension}}}{stable}, to_apply={}", comparator.name)
+        }
+        Opcode::TopK { k, largest } => format!("k={k}, largest={largest}"),
+        Opcode::RngBitGenerator { algorithm } => format!("algorithm={}", algorithm.hlo_name()),
         Opcode::While { condition, body } => format!("condition={}, body={}", condition.name, body.name),
         Opcode::Conditional { branches } => match (predicated, &branches[..]) {
             (true, [on_true, on_false]) => {
@@ -171,6 +177,7 @@ fn instruction_body(instruction: &Instruction, operands: &[&str], predicated: bo
         | Opcode::Clamp
         | Opcode::Convert
         | Opcode::Reshape
+        | Opcode::BitcastConvert
         | Opcode::Tuple => String::new(),
     };
     if attributes.is_empty() {

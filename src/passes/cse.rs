@@ -93,7 +93,11 @@ impl Hash for Key {
             Opcode::Dot(numbers) => numbers.hash(state),
             Opcode::Reduce { dimensions, .. } | Opcode::Map { dimensions, .. } => dimensions.hash(state),
             Opcode::Fusion { kind, .. } => kind.hash(state),
-            Opcode::While { .. }
+            Opcode::Sort { dimension, is_stable, .. } => (dimension, is_stable).hash(state),
+            Opcode::TopK { k, largest } => (k, largest).hash(state),
+            Opcode::RngBitGenerator { algorithm } => algorithm.hash(state),
+            Opcode::BitcastConvert
+            | Opcode::While { .. }
             | Opcode::Conditional { .. }
             | Opcode::Call { .. }
             | Opcode::Select

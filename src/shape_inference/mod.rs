@@ -4,12 +4,15 @@
 //! Messages are XLA's sentences verbatim (as jaxlib 0.6.0 prints them, shapes without layout);
 //! the builder adds the op, the operands with layouts and the caller's location.
 
+pub(crate) mod bitcast;
 pub(crate) mod broadcast;
 pub(crate) mod control;
 pub(crate) mod dot;
 pub(crate) mod elementwise;
+pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod shape_ops;
+pub(crate) mod sort;
 pub(crate) mod tuple;
 
 use crate::element_type::ElementType;

@@ -12,6 +12,7 @@ pub mod check;
 pub mod choices;
 pub mod computations;
 pub mod generate;
+pub mod golden;
 pub mod minimize;
 pub mod recipe;
 pub mod reference;

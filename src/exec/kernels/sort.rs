@@ -1,0 +1,241 @@
+//! `sort` and `top_k`. Sort runs a stable merge sort on every slice along its dimension, in
+//! parallel across slices, with the comparator compiled to a native comparison where it is one
+//! (`lt`/`gt` of the first operand) and applied as a scalar function otherwise; a merge sort
+//! never misbehaves with a comparator that is not a strict weak order (plain `lt` with NaNs).
+//! `top_k` is a selection by XLA's total order, ties to the lower index.
+
+use std::cmp::Ordering;
+
+use rayon::prelude::*;
+
+use crate::attributes::ComparisonDirection;
+use crate::error::{invalid_argument, Result};
+use crate::exec::element::Element;
+use crate::exec::scalar_program::Scalar;
+use crate::literal::Literal;
+use crate::storage::{with_native_type, NativeType};
+
+/// How a sort compares two elements.
+pub(crate) enum Comparator<'f> {
+    /// `compare(operand0[a], operand0[b]), direction`: a native comparison of the keys.
+    Keys(ComparisonDirection),
+    /// Any comparator: `less(lhs0, rhs0, lhs1, rhs1, …)`, given a scratch vector.
+    Scalars(&'f (dyn Fn(&[Scalar], &mut Vec<Scalar>) -> Result<bool> + Sync)),
+}
+
+/// Below this many elements a sort runs on the calling thread.
+const PARALLEL_ELEMENTS: usize = 1 << 14;
+
+/// Sorts `operands` (of one set of dimensions) along `dimension` together, by `comparator`,
+/// into `outs` (one per operand, any layouts).
+pub(crate) fn sort(
+    operands: &[&Literal],
+    dimension: usize,
+    comparator: &Comparator<'_>,
+    parallel: bool,
+    outs: &mut [&mut Literal],
+) -> Result<()> {
+    let Some(first) = operands.first() else { return Ok(()) };
+    let dimensions = first.shape().dimensions().to_vec();
+    let length = dimensions.get(dimension).copied().unwrap_or(1) as usize;
+    let count = first.shape().element_count() as usize;
+    if count == 0 {
+        return Ok(());
+    }
+    let slices = count / length;
+    // The slices' starting indices, row-major over the other dimensions.
+    let slice_index = |s: usize| -> Vec<i64> {
+        let mut index = vec![0i64; dimensions.len()];
+        let mut rest = s;
+        for d in (0..dimensions.len()).rev().filter(|&d| d != dimension) {
+            index[d] = (rest % dimensions[d] as usize) as i64;
+            rest /= dimensions[d] as usize;
+        }
+        index
+    };
+    // Every slice's permutation: the order its elements go in.
+    let permutation_of = |s: usize| -> Result<Vec<u32>> {
+        let index = slice_index(s);
+        let positions = |literal: &Literal| -> Vec<usize> {
+            let strides = literal.shape().strides();
+            let base: i64 = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
+            (0..length)
+                .map(|i| (base + i as i64 * strides.get(dimension).copied().unwrap_or(0)) as usize)
+                .collect()
+        };
+        match comparator {
+            Comparator::Keys(direction) => with_native_type!(first.element_type(), T => {
+                let memory = first.memory::<T>()?;
+                let keys: Vec<T> = positions(first).into_iter().map(|p| memory[p]).collect();
+                Ok(merge_sort_permutation(length, |a, b| compare(*direction, keys[a], keys[b])))
+            }),
+            Comparator::Scalars(less) => {
+                let columns: Vec<Vec<Scalar>> = operands
+                    .iter()
+                    .map(|o| positions(o).into_iter().map(|p| Scalar::read(o, p)).collect())
+                    .collect();
+                let (mut arguments, mut registers) = (Vec::with_capacity(2 * columns.len()), Vec::new());
+                let mut failure = None;
+                let permutation = merge_sort_permutation(length, |a, b| {
+                    arguments.clear();
+                    for column in &columns {
+                        arguments.push(column[a]);
+                        arguments.push(column[b]);
+                    }
+                    less(&arguments, &mut registers).unwrap_or_else(|e| {
+                        failure.get_or_insert(e);
+                        false
+                    })
+                });
+                failure.map_or(Ok(permutation), Err)
+            }
+        }
+    };
+    let permutations: Vec<Vec<u32>> = match parallel && count >= PARALLEL_ELEMENTS && slices > 1 {
+        true => (0..slices).into_par_iter().map(permutation_of).collect::<Result<_>>()?,
+        false => (0..slices).map(permutation_of).collect::<Result<_>>()?,
+    };
+    for (operand, out) in operands.iter().zip(outs.iter_mut()) {
+        if operand.shape().dimensions() != out.shape().dimensions() {
+            invalid_argument!("sort output {} for operand {}", out.shape(), operand.shape());
+        }
+        with_native_type!(operand.element_type(), T => {
+            let (from_strides, to_strides) = (operand.shape().strides(), out.shape().strides());
+            let source = operand.memory::<T>()?;
+            let target = out.storage_mut()?.as_mut_slice::<T>()?;
+            for (s, permutation) in permutations.iter().enumerate() {
+                let index = slice_index(s);
+                let base = |strides: &[i64]| index.iter().zip(strides).map(|(i, s)| i * s).sum::<i64>();
+                let (from, to) = (base(&from_strides), base(&to_strides));
+                let (from_step, to_step) = (from_strides[dimension], to_strides[dimension]);
+                for (i, &p) in permutation.iter().enumerate() {
+                    target[(to + i as i64 * to_step) as usize] = source[(from + i64::from(p) * from_step) as usize];
+                }
+            }
+        });
+    }
+    Ok(())
+}
+
+/// `a < b` (for `Lt`), `a > b` (for `Gt`), …: what `compare(a, b), direction` gives.
+fn compare<T: PartialOrd>(direction: ComparisonDirection, a: T, b: T) -> bool {
+    use ComparisonDirection::*;
+    match direction {
+        Lt => a < b,
+        Gt => a > b,
+        Le => a <= b,
+        Ge => a >= b,
+        Eq => a == b,
+        Ne => a != b,
+    }
+}
+
+/// The stable order of `0..n` by `less`: runs of 16 by insertion sort, then merges, between two
+/// buffers. Any `less` is fine: a merge only ever asks it about two elements.
+fn merge_sort_permutation(n: usize, mut less: impl FnMut(usize, usize) -> bool) -> Vec<u32> {
+    const RUN: usize = 16;
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    for run in order.chunks_mut(RUN) {
+        for i in 1..run.len() {
+            let mut j = i;
+            while j > 0 && less(run[j] as usize, run[j - 1] as usize) {
+                run.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+    }
+    let mut buffer = vec![0u32; n];
+    let mut width = RUN;
+    while width < n {
+        for (start, out) in (0..n).step_by(2 * width).zip(buffer.chunks_mut(2 * width)) {
+            let middle = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (left, right) = (&order[start..middle], &order[middle..end]);
+            let (mut i, mut j) = (0, 0);
+            for slot in out.iter_mut() {
+                // Take from the right only when it is strictly less: equal elements keep their
+                // order.
+                let take_right =
+                    j < right.len() && (i == left.len() || less(right[j] as usize, left[i] as usize));
+                if take_right {
+                    *slot = right[j];
+                    j += 1;
+                } else {
+                    *slot = left[i];
+                    i += 1;
+                }
+            }
+        }
+        std::mem::swap(&mut order, &mut buffer);
+        width *= 2;
+    }
+    order
+}
+
+/// XLA's total order of an element type: integers by value; floats by the signed magnitude of
+/// their bits (-NaN < -inf < … < -0 < +0 < … < +inf < +NaN).
+trait TotalOrder: Copy {
+    fn total_cmp(&self, other: &Self) -> Ordering;
+}
+
+macro_rules! total_order_by_ord {
+    ($($t:ty),*) => {$(
+        impl TotalOrder for $t {
+            fn total_cmp(&self, other: &Self) -> Ordering { self.cmp(other) }
+        }
+    )*};
+}
+total_order_by_ord!(bool, i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! total_order_of_floats {
+    ($($t:ty),*) => {$(
+        impl TotalOrder for $t {
+            fn total_cmp(&self, other: &Self) -> Ordering { <$t>::total_cmp(self, other) }
+        }
+    )*};
+}
+total_order_of_floats!(f32, f64, half::f16, half::bf16);
+
+/// `top_k`: along the last dimension of `operand`, the `k` largest (`largest`) or smallest
+/// elements in XLA's total order, ties to the lower index, into `values` and `indices`
+/// (default layouts).
+pub(crate) fn top_k(
+    operand: &Literal,
+    k: usize,
+    largest: bool,
+    values: &mut Literal,
+    indices: &mut Literal,
+) -> Result<()> {
+    with_native_type!(operand.element_type(), T => top_k_typed::<T>(operand, k, largest, values, indices))
+}
+
+fn top_k_typed<T: NativeType + Element + TotalOrder>(
+    operand: &Literal,
+    k: usize,
+    largest: bool,
+    values: &mut Literal,
+    indices: &mut Literal,
+) -> Result<()> {
+    let row = operand.shape().dimensions().last().copied().unwrap_or(1) as usize;
+    let data = operand.to_vec::<T>()?;
+    let (mut top, mut where_) = (Vec::with_capacity(data.len() / row.max(1) * k), Vec::new());
+    for chunk in data.chunks(row.max(1)) {
+        // Best first: by value (reversed for the largest), then by index.
+        let order = |a: &u32, b: &u32| {
+            let by_value = chunk[*a as usize].total_cmp(&chunk[*b as usize]);
+            let by_value = if largest { by_value.reverse() } else { by_value };
+            by_value.then(a.cmp(b))
+        };
+        let mut candidates: Vec<u32> = (0..chunk.len() as u32).collect();
+        if k < candidates.len() && k > 0 {
+            candidates.select_nth_unstable_by(k - 1, order);
+        }
+        candidates.truncate(k);
+        candidates.sort_unstable_by(order);
+        top.extend(candidates.iter().map(|&i| chunk[i as usize]));
+        where_.extend(candidates.iter().map(|&i| i as i32));
+    }
+    *values = Literal::from_vec(values.shape(), top)?;
+    *indices = Literal::from_vec(indices.shape(), where_)?;
+    Ok(())
+}
