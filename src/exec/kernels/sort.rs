@@ -19,9 +19,12 @@ use crate::storage::{with_native_type, NativeType};
 pub(crate) enum Comparator<'f> {
     /// `compare(operand0[a], operand0[b]), direction`: a native comparison of the keys.
     Keys(ComparisonDirection),
-    /// Any comparator: `less(lhs0, rhs0, lhs1, rhs1, …)`, given a scratch vector.
-    Scalars(&'f (dyn Fn(&[Scalar], &mut Vec<Scalar>) -> Result<bool> + Sync)),
+    /// Any comparator, applied to scalars.
+    Scalars(Less<'f>),
 }
+
+/// A comparator applied to scalars: `less(lhs0, rhs0, lhs1, rhs1, …)`, given a scratch vector.
+pub(crate) type Less<'f> = &'f (dyn Fn(&[Scalar], &mut Vec<Scalar>) -> Result<bool> + Sync);
 
 /// Below this many elements a sort runs on the calling thread.
 const PARALLEL_ELEMENTS: usize = 1 << 14;
