@@ -12,6 +12,10 @@ mod broadcasting;
 #[path = "../examples/mlp.rs"]
 mod mlp;
 
+#[allow(dead_code)]
+#[path = "../examples/control_flow.rs"]
+mod control_flow;
+
 /// The broadcasting tutorial's headings, in the document's order.
 const HEADINGS: [&str; 8] = [
     "1. A scalar and a matrix",
@@ -253,4 +257,19 @@ fn mlp_hlo_shows_its_broadcasts() {
     ] {
         assert!(text.contains(fragment), "missing {fragment:?} in\n{text}");
     }
+}
+
+// ---- examples/control_flow.rs ------------------------------------------------------------------
+
+#[test]
+fn the_control_flow_tutorial_checks_itself_and_reports() {
+    let text = text_of(control_flow::tutorial);
+    assert_line(&text, "predicted classes [1, 0, 3] (a tie goes to the lower class)");
+    assert!(text
+        .lines()
+        .any(|l| l.starts_with("sqrt of [2.0, 9.0, 0.25, 1000000.0] = [1.4142135, 3.0, 0.5, 1000")));
+    assert_line(&text, "[3.0, 0.0, 4.0] -> [0.6, 0.0, 0.8]");
+    assert_line(&text, "labels by descending score: [11, 13, 15, 12, 10, 14]");
+    assert_line(&text, "top 3 scores [0.9, 0.9, 0.7] at positions [1, 3, 5]");
+    assert_line(&text, "the same seed gives the same mask");
 }
