@@ -1021,3 +1021,37 @@ fn empty_arrays_with_huge_dimensions_run() -> lazy_xla::Result<()> {
     }
     Ok(())
 }
+
+/// XLA's CPU backend sums half-precision products in f32 and rounds once: 1 + 256 · 2^-9 is
+/// 1.5 as a bf16 result, where a bf16 accumulator (8 significant bits) would stay at 1.
+#[test]
+fn half_precision_dots_sum_in_f32() -> lazy_xla::Result<()> {
+    for transposed in [false, true] {
+        let b = XlaBuilder::new("bf16_dot");
+        let layout: &[i64] = if transposed { &[0, 1] } else { &[1, 0] };
+        let x = b.parameter(0, &Shape::with_layout(ElementType::Bf16, &[1, 257], layout)?, "x");
+        let w = b.parameter(1, &"bf16[257]".parse::<Shape>()?, "w");
+        let computation = b.build(dot(x, w))?;
+        let mut xs = vec![half::bf16::from_f32(1.0)];
+        xs.extend(std::iter::repeat_n(half::bf16::from_f32(1.0 / 512.0), 256));
+        let x_values = Literal::from_vec(&Shape::with_layout(ElementType::Bf16, &[1, 257], layout)?, xs)?;
+        let ones = Literal::from_vec(&"bf16[257]".parse::<Shape>()?, vec![half::bf16::from_f32(1.0); 257])?;
+        for options in [CompileOptions::default(), CompileOptions::unfused()] {
+            let out = computation.compile(&options)?.execute(&[&x_values, &ones])?;
+            assert_eq!(out.to_vec::<half::bf16>()?, vec![half::bf16::from_f32(1.5)]);
+        }
+    }
+    // f16 through a batch dimension (the plain loop when groups do not collapse).
+    let b = XlaBuilder::new("f16_batched");
+    let x = b.parameter(0, &"f16[2,3,2048]".parse::<Shape>()?, "x");
+    let y = b.parameter(1, &"f16[2,2048]".parse::<Shape>()?, "y");
+    let numbers = DotDimensionNumbers::new(&[2], &[1], &[0], &[0]);
+    let computation = b.build(dot_general(x, y, &numbers))?;
+    let small = half::f16::from_f32(1.0 / 1024.0);
+    let x_values = Literal::from_vec(&"f16[2,3,2048]".parse::<Shape>()?, vec![small; 2 * 3 * 2048])?;
+    let y_values = Literal::from_vec(&"f16[2,2048]".parse::<Shape>()?, vec![half::f16::ONE; 2 * 2048])?;
+    let out = computation.compile(&CompileOptions::default())?.execute(&[&x_values, &y_values])?;
+    // 2048 · 2^-10 = 2 exactly in f32; an f16 accumulator loses the small terms past 2^-10·2^11.
+    assert_eq!(out.to_vec::<half::f16>()?, vec![half::f16::from_f32(2.0); 6]);
+    Ok(())
+}

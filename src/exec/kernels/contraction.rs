@@ -7,7 +7,7 @@ use crate::error::{invalid_argument, Result};
 use crate::exec::element::Element;
 use crate::literal::Literal;
 use crate::shape::Shape;
-use crate::storage::with_native_type;
+use crate::storage::{with_native_type, NativeType};
 
 /// A group of dimensions of one operand of a dot, read as one: its element count and, if the
 /// dimensions collapse into one stride, that stride.
@@ -146,13 +146,13 @@ impl DotGeometry {
             let a_row = a_batch + self.m.offset(first_row + i);
             for j in 0..columns {
                 let b_column = b_base + self.n.offset(j);
-                let mut acc = T::ZERO;
+                let mut acc = <T::Sum as NativeType>::ZERO;
                 for k in 0..depth {
-                    let x = a[(a_row + self.k.0.offset(k)) as usize];
-                    let y = b[(b_column + self.k.1.offset(k)) as usize];
+                    let x = a[(a_row + self.k.0.offset(k)) as usize].to_sum();
+                    let y = b[(b_column + self.k.1.offset(k)) as usize].to_sum();
                     acc = Element::add(acc, Element::mul(x, y));
                 }
-                c[i * columns + j] = acc;
+                c[i * columns + j] = T::narrow_sum(acc);
             }
         }
     }
@@ -161,6 +161,11 @@ impl DotGeometry {
 /// A matrix product `c = a·b` (c row-major `m×n`, `a` and `b` read through strides from a
 /// base offset), on `matrixmultiply` where the element type has a kernel there.
 trait MatMul: Element {
+    /// The type products are summed in: the element type itself, but `f32` for `f16` and
+    /// `bf16`, whose products XLA's CPU backend sums in f32 and rounds once.
+    type Sum: MatMul;
+    fn to_sum(self) -> Self::Sum;
+    fn narrow_sum(sum: Self::Sum) -> Self;
     /// Computes the product and returns true, or returns false for the plain loop to do it.
     fn gemm(
         _a: (&[Self], isize, [isize; 2]),
@@ -173,13 +178,52 @@ trait MatMul: Element {
 }
 
 macro_rules! matmul_by_loop {
-    ($($t:ty),*) => {$( impl MatMul for $t {} )*};
+    ($($t:ty),*) => {$(
+        impl MatMul for $t {
+            type Sum = $t;
+            fn to_sum(self) -> $t { self }
+            fn narrow_sum(sum: $t) -> $t { sum }
+        }
+    )*};
 }
-matmul_by_loop!(bool, i8, i16, i32, i64, u8, u16, u32, u64, half::f16, half::bf16);
+matmul_by_loop!(bool, i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// Half-precision products through `sgemm`: the panels converted to f32 (exactly), summed in
+/// f32, each result rounded once, as XLA's CPU backend computes them.
+macro_rules! matmul_in_f32 {
+    ($($t:ty),*) => {$(
+        impl MatMul for $t {
+            type Sum = f32;
+            fn to_sum(self) -> f32 { self.to_f32() }
+            fn narrow_sum(sum: f32) -> $t { <$t>::from_f32(sum) }
+            fn gemm(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: &mut [Self], [m, k, n]: [usize; 3]) -> bool {
+                let panel = |(data, base, [row, col]): (&[Self], isize, [isize; 2]), rows: usize, cols: usize| {
+                    (0..rows * cols)
+                        .map(|e| {
+                            let at = base + (e / cols) as isize * row + (e % cols) as isize * col;
+                            usize::try_from(at).ok().and_then(|at| data.get(at)).map(|v| v.to_f32())
+                        })
+                        .collect::<Option<Vec<f32>>>()
+                };
+                let (Some(a), Some(b)) = (panel(a, m, k), panel(b, k, n)) else { return false };
+                let mut sums = vec![0.0f32; m * n];
+                if !f32::gemm((&a, 0, [k as isize, 1]), (&b, 0, [n as isize, 1]), &mut sums, [m, k, n]) {
+                    return false;
+                }
+                c.iter_mut().zip(sums).for_each(|(c, sum)| *c = <$t>::from_f32(sum));
+                true
+            }
+        }
+    )*};
+}
+matmul_in_f32!(half::f16, half::bf16);
 
 macro_rules! matmul_by_matrixmultiply {
     ($($t:ty => $gemm:path),*) => {$(
         impl MatMul for $t {
+            type Sum = $t;
+            fn to_sum(self) -> $t { self }
+            fn narrow_sum(sum: $t) -> $t { sum }
             fn gemm(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: &mut [Self], [m, k, n]: [usize; 3]) -> bool {
                 if m == 0 || n == 0 {
                     return true;
