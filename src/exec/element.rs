@@ -1,7 +1,9 @@
 //! The arithmetic of every element type, exactly as XLA computes it: integer division and
 //! shifts with XLA's edge cases, NaN-propagating max/min, conversions that truncate and
-//! saturate, half-precision types computed in f32 and rounded once.
+//! saturate, half-precision types computed in f32 and rounded once. Floats take their
+//! elementary functions (exp, tanh, sin, …) from [`crate::exec::math`], which vectorizes.
 
+use crate::exec::math;
 use crate::NativeType;
 
 /// A value of any element type widened without loss: integers to `i128`, floats to `f64`.
@@ -95,6 +97,19 @@ pub(crate) trait Element: NativeType {
     }
     fn cos(self) -> Self {
         self.via_f64(f64::cos)
+    }
+    /// `sin` without branches, valid where [`Element::trig_beyond_fast`] is false: chunk
+    /// loops run it over every lane, then `sin` over the lanes beyond.
+    fn sin_fast(self) -> Self {
+        self.sin()
+    }
+    /// `cos` without branches, as [`Element::sin_fast`].
+    fn cos_fast(self) -> Self {
+        self.cos()
+    }
+    /// Whether `sin_fast` and `cos_fast` are not valid for this value (a huge float).
+    fn trig_beyond_fast(self) -> bool {
+        false
     }
     fn atan2(self, rhs: Self) -> Self {
         Self::narrow(Wide::Float(self.to_f64().atan2(rhs.to_f64())))
@@ -254,14 +269,21 @@ macro_rules! float {
                 }
             }
             float!(@binary $t, $c, $to, $from; add: |a, b| a + b, sub: |a, b| a - b, mul: |a, b| a * b,
-                div: |a, b| a / b, rem: |a, b| a % b, pow: <$c>::powf, atan2: <$c>::atan2,
+                div: |a, b| a / b, rem: |a, b| a % b, pow: math::pow::<$c>, atan2: math::atan2::<$c>,
                 maximum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN } else if a > b { a } else { b },
                 minimum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN } else if a < b { a } else { b });
             float!(@unary $t, $c, $to, $from; neg: |a: $c| -a, abs: <$c>::abs,
                 sign: |a: $c| if a == 0.0 || a.is_nan() { a } else { a.signum() },
-                exp: <$c>::exp, log: <$c>::ln, log1p: <$c>::ln_1p, expm1: <$c>::exp_m1, tanh: <$c>::tanh,
-                logistic: |a: $c| 1.0 / (1.0 + (-a).exp()), sqrt: <$c>::sqrt, rsqrt: |a: $c| 1.0 / a.sqrt(),
-                floor: <$c>::floor, ceil: <$c>::ceil, round: <$c>::round, sin: <$c>::sin, cos: <$c>::cos);
+                exp: math::exp::<$c>, log: math::log::<$c>, log1p: math::log1p::<$c>, expm1: math::expm1::<$c>,
+                tanh: math::tanh::<$c>, logistic: math::logistic::<$c>, sqrt: math::sqrt::<$c>,
+                rsqrt: math::rsqrt::<$c>, floor: <$c>::floor, ceil: <$c>::ceil, round: <$c>::round,
+                sin: math::sin::<$c>, cos: math::cos::<$c>, sin_fast: math::sin_fast::<$c>,
+                cos_fast: math::cos_fast::<$c>);
+            #[inline(always)]
+            fn trig_beyond_fast(self) -> bool {
+                let to: fn($t) -> $c = $to;
+                math::trig_beyond_fast(to(self))
+            }
             fn is_finite(self) -> bool {
                 let to: fn($t) -> $c = $to;
                 to(self).is_finite()

@@ -39,6 +39,33 @@ fn map1<T: Copy, U>(x: Operand<'_, T>, out: &mut [U], f: impl Fn(T) -> U) -> boo
     }
 }
 
+/// `out = fast(x)` over the whole chunk (vectorized), then `complete(x)` again for the rare
+/// lanes beyond the fast path ([`Element::trig_beyond_fast`]: huge arguments of sin and cos);
+/// returns whether the result is a splat.
+#[inline(always)]
+fn map1_trig<T: Element>(
+    x: Operand<'_, T>,
+    out: &mut [T],
+    fast: impl Fn(T) -> T,
+    complete: impl Fn(T) -> T,
+) -> bool {
+    match x {
+        Operand::Splat(_) => map1(x, out, complete),
+        Operand::Values(xs) => {
+            map1(x, out, fast);
+            // An or-reduction (it vectorizes) finds whether any lane needs the second pass.
+            if xs.iter().fold(false, |any, &a| any | a.trig_beyond_fast()) {
+                for (o, &a) in out.iter_mut().zip(xs) {
+                    if a.trig_beyond_fast() {
+                        *o = complete(a);
+                    }
+                }
+            }
+            false
+        }
+    }
+}
+
 /// `out = f(a, b)`; returns whether the result is a splat.
 #[inline(always)]
 fn map2<T: Copy, U>(a: Operand<'_, T>, b: Operand<'_, T>, out: &mut [U], f: impl Fn(T, T) -> U) -> bool {
@@ -167,8 +194,8 @@ fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
         Floor => map1(x, out, Element::floor),
         Ceil => map1(x, out, Element::ceil),
         Round => map1(x, out, Element::round),
-        Sin => map1(x, out, Element::sin),
-        Cos => map1(x, out, Element::cos),
+        Sin => map1_trig(x, out, Element::sin_fast, Element::sin),
+        Cos => map1_trig(x, out, Element::cos_fast, Element::cos),
         Not => map1(x, out, Element::not),
         IsFinite => map1(x, out, |v| v),
     }
