@@ -45,7 +45,8 @@ const OPS: &[Op] = &[
 
 fn transcendentals(c: &mut Criterion) {
     // Positive values (log's domain) spread over [0.01, 8].
-    let xs: Vec<f32> = (0..ROWS * COLUMNS).map(|i| 0.01 + 8.0 * ((i * 7919 % 10007) as f32 / 10007.0)).collect();
+    let xs: Vec<f32> =
+        (0..ROWS * COLUMNS).map(|i| 0.01 + 8.0 * ((i * 7919 % 10007) as f32 / 10007.0)).collect();
     let x_literal = Literal::from_vec(&shape!(f32[ROWS, COLUMNS]), xs.clone()).expect("values fit");
     let mut group = c.benchmark_group("transcendentals_4096x1024");
     group.throughput(Throughput::Bytes((2 * ROWS * COLUMNS * 4) as u64));
@@ -64,7 +65,8 @@ fn transcendentals(c: &mut Criterion) {
     for &(name, op, reference) in OPS {
         let b = XlaBuilder::new(name);
         let x = b.parameter(0, &shape!(f32[ROWS, COLUMNS]), "x");
-        let executable = b.build(op(x)).expect("a valid graph").compile(&CompileOptions::default()).expect("compiles");
+        let executable =
+            b.build(op(x)).expect("a valid graph").compile(&CompileOptions::default()).expect("compiles");
         let mut out = executable.execute(&[&x_literal]).expect("runs");
         for (i, (got, &x)) in out.to_vec::<f32>().expect("f32").into_iter().zip(&xs).enumerate() {
             let want = reference(f64::from(x));

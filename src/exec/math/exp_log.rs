@@ -2,7 +2,8 @@
 //!
 //! - `exp`: `x = n·ln 2 + r` with `|r| ≤ ln 2 / 2` (Cody–Waite: `ln 2` in a short high part,
 //!   so `n·LN2_HI` is exact, and a low part), `eʳ = 1 + r + r²·q(r)` by a minimax polynomial,
-//!   scaled by `2ⁿ` in two steps so overflow and underflow round once; denormal results flush.
+//!   scaled by `2ⁿ` by adding `n` to the exponent field; below the normal range 0 (XLA
+//!   flushes denormals), past the overflow threshold ∞.
 //! - `expm1`: the same reduction; `eʳ - 1 = r + r²·g(r)`, and `eˣ - 1 = 2·(t·(eʳ-1) + (t - ½))`
 //!   with `t = 2ⁿ⁻¹`, exact but for one rounding of the sum.
 //! - `log`: `x = m·2ᵉ` with `m` in `[√½, √2)`, `log x = e·ln 2 + log1p(m - 1)`, the latter a
@@ -13,14 +14,17 @@
 //! Measured bounds (ulps; `f32`: all 2³² inputs, `f64`: random samples against libm) are in
 //! `tests/sweeps.rs`.
 
-use super::{clamp, daz, ftz, poly, round, select, Real};
+use super::{clamp, daz, poly, round, select, MulAdd, Real};
 
 /// The constants of the exponential and logarithm for one float type.
 pub(crate) trait ExpLog: Real {
-    /// `exp` clamps its argument to `[EXP_MIN, EXP_MAX]`: beyond it the result is 0 or ∞
-    /// anyway, and inside `n` stays where [`Real::pow2i`] can build `2ⁿ` in two halves.
-    const EXP_MIN: Self;
-    const EXP_MAX: Self;
+    /// The largest argument whose `exp` is finite.
+    const EXP_OVERFLOW: Self;
+    /// Below this `exp` is 0 (its result would be denormal, or 0); at and above it `n` is
+    /// at least the smallest normal exponent, so the scaled result is normal or flushed.
+    const EXP_UNDERFLOW: Self;
+    /// `expm1` clamps its argument to `[EXPM1_MIN, EXPM1_MAX]` (beyond: -1 or ∞).
+    const EXPM1_MAX: Self;
     /// `expm1` is -1 below this.
     const EXPM1_MIN: Self;
     /// `expm1(x)` rounds to `x` below this magnitude.
@@ -34,12 +38,13 @@ pub(crate) trait ExpLog: Real {
     const EXPM1_G: &'static [Self];
 
     /// `log1p f` for `f` in `[√½ - 1, √2 - 1]`.
-    fn log1p_reduced(f: Self) -> Self;
+    fn log1p_reduced<M: MulAdd>(f: Self) -> Self;
 }
 
 impl ExpLog for f32 {
-    const EXP_MIN: f32 = -104.0;
-    const EXP_MAX: f32 = 89.0;
+    const EXP_OVERFLOW: f32 = 88.722_83; // 0x42b17217
+    const EXP_UNDERFLOW: f32 = -87.5;
+    const EXPM1_MAX: f32 = 89.0;
     const EXPM1_MIN: f32 = -20.0;
     const EXPM1_TINY: f32 = 2.980_232_2e-8; // 2⁻²⁵
     const LN2_HI: f32 = 0.693_145_75; // 0x3f317200: 16 significant bits
@@ -49,7 +54,7 @@ impl ExpLog for f32 {
         &[0.5, 0.166_666_66, 0.041_666_48, 0.008_333_419, 0.001_393_324_5, 0.000_198_241_29];
 
     #[inline(always)]
-    fn log1p_reduced(f: f32) -> f32 {
+    fn log1p_reduced<M: MulAdd>(f: f32) -> f32 {
         // log1p f = f + f²·q(f), q minimax on [√½ - 1, √2 - 1] for the relative error.
         const Q: &[f32] = &[
             -0.5,
@@ -62,13 +67,14 @@ impl ExpLog for f32 {
             0.127_615_78,
             -0.076_344_98,
         ];
-        f + f * f * poly(f, Q)
+        f + f * f * poly::<M, _>(f, Q)
     }
 }
 
 impl ExpLog for f64 {
-    const EXP_MIN: f64 = -746.0;
-    const EXP_MAX: f64 = 710.0;
+    const EXP_OVERFLOW: f64 = 709.782_712_893_384; // 0x40862e42fefa39ef
+    const EXP_UNDERFLOW: f64 = -708.5;
+    const EXPM1_MAX: f64 = 710.0;
     const EXPM1_MIN: f64 = -40.0;
     const EXPM1_TINY: f64 = 5.551_115_123_125_783e-17; // 2⁻⁵⁴
     const LN2_HI: f64 = 6.931_471_803_691_238_2e-1; // 32 significant bits
@@ -100,7 +106,7 @@ impl ExpLog for f64 {
     ];
 
     #[inline(always)]
-    fn log1p_reduced(f: f64) -> f64 {
+    fn log1p_reduced<M: MulAdd>(f: f64) -> f64 {
         // log1p f = 2·atanh s with s = f / (2 + f); 2·atanh s = 2s + s·z·r(z), z = s², and
         // 2s = f - f²/2 + s·f²/2 keeps the large terms exact.
         const R: &[f64] = &[
@@ -115,28 +121,32 @@ impl ExpLog for f64 {
         let s = f / (2.0 + f);
         let z = s * s;
         let half_f2 = 0.5 * f * f;
-        f - (half_f2 - s * (half_f2 + z * poly(z, R)))
+        f - (half_f2 - s * (half_f2 + z * poly::<M, _>(z, R)))
     }
 }
 
 /// `eˣ`; denormal results are 0 (XLA's runtime flushes them).
 #[inline(always)]
-pub(crate) fn exp<T: ExpLog>(x: T) -> T {
-    let xc = clamp(x, T::EXP_MIN, T::EXP_MAX);
-    let n = round(xc * T::c(std::f64::consts::LOG2_E));
-    let r = (xc - n * T::LN2_HI) - n * T::LN2_LO;
-    let p = T::ONE + (r + r * r * poly(r, T::EXP_Q));
-    let half = round(n * T::HALF);
-    ftz(p * T::pow2i(half) * T::pow2i(n - half))
+pub(crate) fn exp<T: ExpLog, M: MulAdd>(x: T) -> T {
+    // n = round(x / ln 2), kept in the low bits of t as well.
+    let t = x * T::c(std::f64::consts::LOG2_E) + T::ROUNDER;
+    let n = t - T::ROUNDER;
+    let r = (x - n * T::LN2_HI) - n * T::LN2_LO;
+    let p = T::ONE + (r + r * r * poly::<M, _>(r, T::EXP_Q));
+    let y = p.scale_by(t);
+    // Denormal results (an exponent field of 0) and anything below flush to 0; past the
+    // overflow threshold ∞, and NaN stays NaN (x + ∞).
+    let y = select(x < T::EXP_UNDERFLOW || y < T::MIN_POSITIVE, T::ZERO, y);
+    select(x <= T::EXP_OVERFLOW, y, x + T::INFINITY)
 }
 
 /// `eˣ - 1`, accurate near 0.
 #[inline(always)]
-pub(crate) fn expm1<T: ExpLog>(x: T) -> T {
-    let xc = clamp(x, T::EXPM1_MIN, T::EXP_MAX);
+pub(crate) fn expm1<T: ExpLog, M: MulAdd>(x: T) -> T {
+    let xc = clamp(x, T::EXPM1_MIN, T::EXPM1_MAX);
     let n = round(xc * T::c(std::f64::consts::LOG2_E));
     let r = (xc - n * T::LN2_HI) - n * T::LN2_LO;
-    let em = r + r * r * poly(r, T::EXPM1_G);
+    let em = r + r * r * poly::<M, _>(r, T::EXPM1_G);
     let t = T::pow2i(n - T::ONE);
     let y = (t * em + (t - T::HALF)) * T::TWO;
     // Tiny arguments (zeros and denormals included) are their own result.
@@ -145,25 +155,25 @@ pub(crate) fn expm1<T: ExpLog>(x: T) -> T {
 
 /// `ln x` for positive normal finite `x`.
 #[inline(always)]
-fn log_positive<T: ExpLog>(x: T) -> T {
+fn log_positive<T: ExpLog, M: MulAdd>(x: T) -> T {
     let (m, e) = x.split_exponent();
-    e * T::LN2_HI + (T::log1p_reduced(m - T::ONE) + e * T::LN2_LO)
+    e * T::LN2_HI + (T::log1p_reduced::<M>(m - T::ONE) + e * T::LN2_LO)
 }
 
 /// `ln x`: -∞ at ±0 and, as in XLA, at denormals; NaN below 0.
 #[inline(always)]
-pub(crate) fn log<T: ExpLog>(x: T) -> T {
+pub(crate) fn log<T: ExpLog, M: MulAdd>(x: T) -> T {
     let x = daz(x);
-    let y = select(x == T::INFINITY, x, log_positive(x));
+    let y = select(x == T::INFINITY, x, log_positive::<T, M>(x));
     select(x > T::ZERO, y, select(x == T::ZERO, -T::INFINITY, T::NAN))
 }
 
 /// `ln(1 + x)`, accurate near 0; denormals read as ±0, as in XLA.
 #[inline(always)]
-pub(crate) fn log1p<T: ExpLog>(x: T) -> T {
+pub(crate) fn log1p<T: ExpLog, M: MulAdd>(x: T) -> T {
     let x = daz(x);
     let u = T::ONE + x;
-    let y = log_positive(u) + (x - (u - T::ONE)) / u;
+    let y = log_positive::<T, M>(u) + (x - (u - T::ONE)) / u;
     let y = select(x == T::INFINITY, x, select(x == T::ZERO, x, y));
     select(x > -T::ONE, y, select(x == -T::ONE, -T::INFINITY, T::NAN))
 }

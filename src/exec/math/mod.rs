@@ -5,9 +5,11 @@
 //! compiled for.
 //!
 //! Rules every function here follows:
-//! - **No fused multiply-add.** `a * b + c` everywhere: the baseline x86-64 build has no FMA
-//!   (and `mul_add` there is a libm call), and one formula gives the same bits on every CPU,
-//!   so the tests check exactly what runs.
+//! - **Fused multiply-add where it is an instruction.** Every function takes a [`MulAdd`]
+//!   parameter for the steps of its polynomials: [`Fused`] in chunk loops compiled for AVX2 or
+//!   AVX-512, [`Separate`] (`a * b + c`) in the baseline build, where `mul_add` would be a
+//!   libm call. Range reductions never fuse (their exactness is designed for separate
+//!   roundings). The tests check both variants (`Fused` through libm's exact `fma` there).
 //! - **Integers through the float unit.** Rounding to an integer adds and subtracts
 //!   [`Real::ROUNDER`]; powers of two are built from the bits of that sum ([`Real::pow2i`]).
 //!   No float↔integer conversions, which AVX2 lacks for 64-bit lanes.
@@ -75,6 +77,8 @@ pub(crate) trait Real:
     /// The value nearest to `v` (for constants; folded at compile time).
     fn c(v: f64) -> Self;
     fn abs(self) -> Self;
+    /// `self·a + b` with one rounding.
+    fn fused_mul_add(self, a: Self, b: Self) -> Self;
     fn is_nan(self) -> bool;
     /// `self` with the sign of `sign`.
     fn copysign(self, sign: Self) -> Self;
@@ -82,6 +86,9 @@ pub(crate) trait Real:
     fn xor_sign(self, sign: Self) -> Self;
     /// `2^n` for an integral `n` (as a float) in the normal exponent range.
     fn pow2i(n: Self) -> Self;
+    /// `self · 2ⁿ` where `t = n + ROUNDER` holds `n` in its low bits, by adding `n` to the
+    /// exponent field: right where the result is normal, garbage elsewhere (callers select).
+    fn scale_by(self, t: Self) -> Self;
     /// Whether the integral `n` (as a float, `|n| < 2^(mantissa_bits - 1)`) is odd.
     fn is_odd_integer(n: Self) -> bool;
     /// `(m, e)` with `self = m · 2^e`, `m` in `[√½, √2)`, `e` integral, for positive normal
@@ -116,6 +123,10 @@ macro_rules! real {
                 <$t>::abs(self)
             }
             #[inline(always)]
+            fn fused_mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::mul_add(self, a, b)
+            }
+            #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
             }
@@ -134,6 +145,10 @@ macro_rules! real {
                 // and shifting the rest out leaves the biased exponent.
                 const BIAS: $bits = (1 << (<$bits>::BITS - $m - 2)) - 1;
                 <$t>::from_bits((n + Self::ROUNDER).to_bits().wrapping_add(BIAS) << $m)
+            }
+            #[inline(always)]
+            fn scale_by(self, t: Self) -> Self {
+                <$t>::from_bits(self.to_bits().wrapping_add(t.to_bits() << $m))
             }
             #[inline(always)]
             fn is_odd_integer(n: Self) -> bool {
@@ -190,11 +205,41 @@ fn clamp<T: Real>(x: T, lo: T, hi: T) -> T {
     select(x > hi, hi, x)
 }
 
+/// How the steps `a·b + c` of a polynomial are computed: [`Fused`] or [`Separate`].
+pub(crate) trait MulAdd {
+    /// Whether this is [`Fused`]: a function may pick a cheaper form whose accuracy needs it.
+    const FUSED: bool;
+    fn mul_add<T: Real>(a: T, b: T, c: T) -> T;
+}
+
+/// One rounding (`mul_add`): the `vfmadd` instruction in chunk loops compiled for AVX2 or
+/// AVX-512 (whose CPUs all have FMA); a libm call anywhere else, exact but slow.
+pub(crate) enum Fused {}
+
+/// A product and a sum, two roundings: for code compiled without FMA (the baseline build).
+pub(crate) enum Separate {}
+
+impl MulAdd for Fused {
+    const FUSED: bool = true;
+    #[inline(always)]
+    fn mul_add<T: Real>(a: T, b: T, c: T) -> T {
+        a.fused_mul_add(b, c)
+    }
+}
+
+impl MulAdd for Separate {
+    const FUSED: bool = false;
+    #[inline(always)]
+    fn mul_add<T: Real>(a: T, b: T, c: T) -> T {
+        a * b + c
+    }
+}
+
 /// `c[0] + x·c[1] + x²·c[2] + …` by Horner's rule (unrolled: `c` is a constant).
 #[inline(always)]
-fn poly<T: Real>(x: T, c: &[T]) -> T {
+fn poly<M: MulAdd, T: Real>(x: T, c: &[T]) -> T {
     let (last, rest) = c.split_last().expect("a polynomial has a coefficient");
-    rest.iter().rev().fold(*last, |acc, &k| acc * x + k)
+    rest.iter().rev().fold(*last, |acc, &k| M::mul_add(acc, x, k))
 }
 
 /// `x` rounded to the nearest integer, ties to even (`|x| < 2^(mantissa_bits - 1)`).

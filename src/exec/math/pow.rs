@@ -8,7 +8,7 @@
 //! NaN, `pow(-1, ±∞) = 1`.
 
 use super::exp_log::{exp, ExpLog};
-use super::{ftz, select, Real};
+use super::{ftz, select, MulAdd, Real};
 
 /// Splits `a` into a high half of 26 significant bits and the rest (Dekker), for exact products.
 #[inline(always)]
@@ -28,7 +28,7 @@ fn two_product(a: f64, b: f64) -> (f64, f64) {
 
 /// `ln a` as `hi + lo`, for positive normal finite `a`, to about 2⁻⁶⁵ relative.
 #[inline(always)]
-fn log_extended(a: f64) -> (f64, f64) {
+fn log_extended<M: MulAdd>(a: f64) -> (f64, f64) {
     const LN2_HI: f64 = 6.931_471_803_691_238_2e-1; // 32 significant bits: e·LN2_HI is exact
     const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     const R: &[f64] = &[
@@ -49,7 +49,7 @@ fn log_extended(a: f64) -> (f64, f64) {
     let (p, p_lo) = two_product(s, d);
     let s_lo = (((f - p) - p_lo) - s * d_lo) / d; // s + s_lo = f / (d + d_lo) to 2⁻¹⁰⁶
     let z = s * s;
-    let tail = s * z * super::poly(z, R);
+    let tail = s * z * super::poly::<M, _>(z, R);
     let hi = e * LN2_HI + 2.0 * s;
     let lo = (e * LN2_HI - hi + 2.0 * s) + (2.0 * s_lo + tail + e * LN2_LO);
     // Renormalized, so that `lo` is below half an ulp of `hi`.
@@ -68,16 +68,16 @@ fn is_integer<T: Real>(y: T, two_pow_mantissa: T) -> bool {
 pub(crate) trait Pow: ExpLog {
     /// 2^mantissa_bits: the magnitude from which every float is an even integer's neighbour.
     const TWO_POW_MANTISSA: Self;
-    fn pow_magnitude(a: Self, y: Self) -> Self;
+    fn pow_magnitude<M: MulAdd>(a: Self, y: Self) -> Self;
 }
 
 impl Pow for f32 {
     const TWO_POW_MANTISSA: f32 = 8_388_608.0;
 
     #[inline(always)]
-    fn pow_magnitude(a: f32, y: f32) -> f32 {
-        let (hi, lo) = log_extended(f64::from(a));
-        ftz(exp(f64::from(y) * (hi + lo)) as f32)
+    fn pow_magnitude<M: MulAdd>(a: f32, y: f32) -> f32 {
+        let (hi, lo) = log_extended::<M>(f64::from(a));
+        ftz(exp::<f64, M>(f64::from(y) * (hi + lo)) as f32)
     }
 }
 
@@ -85,27 +85,27 @@ impl Pow for f64 {
     const TWO_POW_MANTISSA: f64 = 4_503_599_627_370_496.0;
 
     #[inline(always)]
-    fn pow_magnitude(a: f64, y: f64) -> f64 {
+    fn pow_magnitude<M: MulAdd>(a: f64, y: f64) -> f64 {
         // Beyond 2¹⁰⁰ in magnitude, y·ln a is far past overflow or underflow for every a ≠ 1
         // (|ln a| ≥ 2⁻⁵³): clamping keeps Dekker's splits finite.
         let y = select(y.abs() > 1.267_650_600_228_229_4e30, 1.267_650_600_228_229_4e30.copysign(y), y);
-        let (hi, lo) = log_extended(a);
+        let (hi, lo) = log_extended::<M>(a);
         let (p, p_lo) = two_product(y, hi);
         // Past ±1000 the result is 0 or ∞ whatever the low part (which may be NaN there).
         let p_lo = select(p.abs() < 1000.0, p_lo + y * lo, 0.0);
-        let big = exp(p);
+        let big = exp::<f64, M>(p);
         ftz(select(big == f64::INFINITY, big, big + big * p_lo))
     }
 }
 
 /// `x^y`.
 #[inline(always)]
-pub(crate) fn pow<T: Pow>(x: T, y: T) -> T {
+pub(crate) fn pow<T: Pow, M: MulAdd>(x: T, y: T) -> T {
     let a = x.abs();
     // ln 0 = -∞ and ln ∞ = ∞ give 0 or ∞ through the exponential; `pow_magnitude` sees
     // normal numbers only, the edges are selected below.
     let finite = a > T::ZERO && a < T::INFINITY;
-    let magnitude = T::pow_magnitude(select(finite, a, T::ONE), y);
+    let magnitude = T::pow_magnitude::<M>(select(finite, a, T::ONE), y);
     let y_positive = y > T::ZERO;
     let edge = select((a == T::ZERO) == y_positive, T::ZERO, T::INFINITY);
     let magnitude = select(finite, magnitude, edge);

@@ -6,7 +6,7 @@
 //!   step on `m·2ⁱ` (cubic convergence: the guess's 10⁻⁴ or 10⁻⁶ becomes rounding noise),
 //!   scaled by `2ᵏ`. `f32` is computed in `f64`, so its denormals are ordinary numbers there.
 
-use super::{daz, poly, round, select, Real};
+use super::{daz, poly, round, select, MulAdd, Real};
 
 /// `√x`; denormals read as ±0 (`√-0 = -0`, negative → NaN).
 #[inline(always)]
@@ -37,12 +37,12 @@ const CBRT_GUESS: &[f64] = &[
 /// `∛a` for positive finite normal `a`, from a guess polynomial for `∛m` on `[1, 2)`.
 #[inline(always)]
 #[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
-fn cbrt_positive(a: f64, guess: &[f64]) -> f64 {
+fn cbrt_positive<M: MulAdd>(a: f64, guess: &[f64]) -> f64 {
     let (m, e) = a.split_exponent_unit();
     // e = 3k + i with i in {0, 1, 2}: k = round((e - 1) / 3).
     let k = round((e - 1.0) * (1.0 / 3.0));
     let i = e - 3.0 * k;
-    let y = poly(m, guess)
+    let y = poly::<M, _>(m, guess)
         * select(i == 0.0, 1.0, select(i == 1.0, 1.259_921_049_894_873_2, 1.587_401_051_968_199_6));
     let m = m * select(i == 0.0, 1.0, select(i == 1.0, 2.0, 4.0));
     // Halley: y ← y + y·(m - y³) / (2y³ + m).
@@ -54,33 +54,33 @@ fn cbrt_positive(a: f64, guess: &[f64]) -> f64 {
 /// `∛x`, odd, exact at 0 and ±∞.
 #[inline(always)]
 #[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
-pub(crate) fn cbrt<T: Roots>(x: T) -> T {
-    x.cbrt()
+pub(crate) fn cbrt<T: Roots, M: MulAdd>(x: T) -> T {
+    x.cbrt::<M>()
 }
 
 /// The cube root of one float type.
 #[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
 pub(crate) trait Roots: Real {
-    fn cbrt(self) -> Self;
+    fn cbrt<M: MulAdd>(self) -> Self;
 }
 
 impl Roots for f32 {
     #[inline(always)]
-    fn cbrt(self) -> f32 {
+    fn cbrt<M: MulAdd>(self) -> f32 {
         let a = f64::from(self.abs());
-        let y = cbrt_positive(a, CBRT_GUESS_FOR_F32) as f32;
+        let y = cbrt_positive::<M>(a, CBRT_GUESS_FOR_F32) as f32;
         select(a == 0.0 || a == f64::INFINITY || a.is_nan(), self, y.copysign(self))
     }
 }
 
 impl Roots for f64 {
     #[inline(always)]
-    fn cbrt(self) -> f64 {
+    fn cbrt<M: MulAdd>(self) -> f64 {
         let a = self.abs();
         // Denormals are scaled into the normal range (by 2⁵⁴, whose cube root is 2¹⁸).
         let tiny = a < f64::MIN_POSITIVE;
         let scaled = select(tiny, a * 18_014_398_509_481_984.0, a);
-        let y = cbrt_positive(scaled, CBRT_GUESS);
+        let y = cbrt_positive::<M>(scaled, CBRT_GUESS);
         let y = select(tiny, y * 3.814_697_265_625e-6, y);
         select(a == 0.0 || a == f64::INFINITY || a.is_nan(), self, y.copysign(self))
     }

@@ -5,7 +5,7 @@
 //! Both halves are computed for every lane and one is selected.
 
 use super::exp_log::{exp, ExpLog};
-use super::{clamp, daz, poly, select};
+use super::{clamp, daz, poly, select, MulAdd};
 
 /// The constants of `erf` for one float type.
 pub(crate) trait Erf: ExpLog {
@@ -15,7 +15,7 @@ pub(crate) trait Erf: ExpLog {
     const SMALL: &'static [Self];
 
     /// `ln erfc a` for `a` in `[1, SATURATION]`.
-    fn log_erfc(a: Self) -> Self;
+    fn log_erfc<M: MulAdd>(a: Self) -> Self;
 }
 
 impl Erf for f32 {
@@ -31,7 +31,7 @@ impl Erf for f32 {
     ];
 
     #[inline(always)]
-    fn log_erfc(a: f32) -> f32 {
+    fn log_erfc<M: MulAdd>(a: f32) -> f32 {
         const Q: &[f32] = &[
             0.000_188_468_39,
             -1.129_580_3,
@@ -42,7 +42,7 @@ impl Erf for f32 {
             0.000_441_472_74,
             -2.169_762_2e-5,
         ];
-        poly(a, Q)
+        poly::<M, _>(a, Q)
     }
 }
 
@@ -66,7 +66,7 @@ impl Erf for f64 {
 
     /// Two pieces, each a polynomial in the distance from its interval's middle.
     #[inline(always)]
-    fn log_erfc(a: f64) -> f64 {
+    fn log_erfc<M: MulAdd>(a: f64) -> f64 {
         const NEAR: &[f64] = &[
             -4.317_863_525_433_222,
             -3.959_610_900_813_415_5,
@@ -101,17 +101,17 @@ impl Erf for f64 {
             3.855_600_298_290_97e-11,
             2.226_127_962_905_611_7e-12,
         ];
-        select(a < 2.5, poly(a - 1.75, NEAR), poly(a - 4.25, FAR))
+        select(a < 2.5, poly::<M, _>(a - 1.75, NEAR), poly::<M, _>(a - 4.25, FAR))
     }
 }
 
 /// The error function; denormals read as ±0, as in XLA.
 #[inline(always)]
-pub(crate) fn erf<T: Erf>(x: T) -> T {
+pub(crate) fn erf<T: Erf, M: MulAdd>(x: T) -> T {
     let x = daz(x);
     let a = x.abs();
     // x + x·(erf(x)/x - 1): the rounding errors stay in the small term.
-    let small = x + x * poly(x * x, T::SMALL);
-    let large = (T::ONE - exp(T::log_erfc(clamp(a, T::ONE, T::SATURATION)))).copysign(x);
+    let small = x + x * poly::<M, _>(x * x, T::SMALL);
+    let large = (T::ONE - exp::<T, M>(T::log_erfc::<M>(clamp(a, T::ONE, T::SATURATION)))).copysign(x);
     select(a < T::ONE, small, large)
 }

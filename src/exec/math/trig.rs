@@ -10,10 +10,11 @@
 //! - `tan`: `q = round(|x|·2/π)`, `r` on `|r| ≤ π/4`, `tan = sin r / cos r` for even `q`,
 //!   `-cos r / sin r` for odd, one division.
 //! - `atan2`: `t = min(|y|, |x|) / max(|y|, |x|)` or, above `tan(π/8)`, `(min - max) /
-//!   (min + max)` with `π/4` added back; `atan t` by an odd polynomial; the octant restored by
-//!   subtracting from `π/2` and `π` (each split in a high and a low part), the sign last.
+//!   (min + max)` with `π/4` added back; `atan t` by an odd polynomial; the octant restored as
+//!   `k·π/4 ± atan t` in one sum (π/4 in a high part whose small multiples are exact, and a
+//!   low part), the sign last.
 
-use super::{daz, poly, round, select, Real};
+use super::{daz, poly, round, select, MulAdd, Real};
 
 /// The constants and fast paths of the trigonometric functions for one float type.
 pub(crate) trait Trig: Real {
@@ -21,20 +22,18 @@ pub(crate) trait Trig: Real {
     const FAST_MAX: Self;
     /// `(atan t - t) / t³` in `t²`, on `|t| ≤ tan(π/8)`.
     const ATAN_P: &'static [Self];
+    /// π/4 with its last two bits zero (so `k·FRAC_PI_4_HI` is exact for `k ≤ 4`), and the
+    /// rest.
     const FRAC_PI_4_HI: Self;
     const FRAC_PI_4_LO: Self;
-    const FRAC_PI_2_HI: Self;
-    const FRAC_PI_2_LO: Self;
-    const PI_HI: Self;
-    const PI_LO: Self;
 
     /// `sin x` for `|x| ≤ FAST_MAX`.
-    fn sin_fast(self) -> Self;
+    fn sin_fast<M: MulAdd>(self) -> Self;
     /// `cos x` for `|x| ≤ FAST_MAX`.
-    fn cos_fast(self) -> Self;
+    fn cos_fast<M: MulAdd>(self) -> Self;
     /// `tan x` for `|x| ≤ FAST_MAX`.
     #[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
-    fn tan_fast(self) -> Self;
+    fn tan_fast<M: MulAdd>(self) -> Self;
     /// The system libm's functions, for arguments beyond the fast path.
     fn sin_libm(self) -> Self;
     fn cos_libm(self) -> Self;
@@ -98,27 +97,27 @@ const P4: f64 = -1.497_384_904_859_169_8e-33;
 
 /// `sin r` on `|r| ≤ π/2` to about 2⁻³⁰, for `f32` results.
 #[inline(always)]
-fn sin_poly_for_f32(r: f64) -> f64 {
+fn sin_poly_for_f32<M: MulAdd>(r: f64) -> f64 {
     let z = r * r;
-    r + r * (z * poly(z, SIN_P_FOR_F32))
+    r + r * (z * poly::<M, _>(z, SIN_P_FOR_F32))
 }
 
 /// `sin(hi + lo)` for `|hi| ≤ π/2`, `|lo| ≤ ulp(hi)`.
 #[inline(always)]
-fn sin_poly(hi: f64, lo: f64) -> f64 {
+fn sin_poly<M: MulAdd>(hi: f64, lo: f64) -> f64 {
     let z = hi * hi;
-    hi + (lo * (1.0 - 0.5 * z) + hi * (z * poly(z, SIN_P)))
+    hi + (lo * (1.0 - 0.5 * z) + hi * (z * poly::<M, _>(z, SIN_P)))
 }
 
 /// `cos(hi + lo)` for `|hi| ≤ π/4`, `|lo| ≤ ulp(hi)`.
 #[inline(always)]
 #[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
-fn cos_poly(hi: f64, lo: f64, coefficients: &[f64]) -> f64 {
+fn cos_poly<M: MulAdd>(hi: f64, lo: f64, coefficients: &[f64]) -> f64 {
     let z = hi * hi;
     let half_z = 0.5 * z;
     let w = 1.0 - half_z;
     // 1 - z/2 rounded, and what that rounding lost, so the small terms add to the exact sum.
-    w + (((1.0 - w) - half_z) + (z * z * poly(z, coefficients) - hi * lo))
+    w + (((1.0 - w) - half_z) + (z * z * poly::<M, _>(z, coefficients) - hi * lo))
 }
 
 /// `a - q·π/2` as `hi + lo` (double-`f64`), for `0 ≤ q < 2²⁷` near `a·2/π`.
@@ -145,37 +144,33 @@ impl Trig for f32 {
     const FAST_MAX: f32 = 4.0e6;
     const ATAN_P: &'static [f32] =
         &[-0.333_333_34, 0.199_997_75, -0.142_699_67, 0.107_911_96, -0.065_679_215];
-    const FRAC_PI_4_HI: f32 = std::f32::consts::FRAC_PI_4;
-    const FRAC_PI_4_LO: f32 = -2.185_569_4e-8;
-    const FRAC_PI_2_HI: f32 = std::f32::consts::FRAC_PI_2;
-    const FRAC_PI_2_LO: f32 = -4.371_139e-8;
-    const PI_HI: f32 = std::f32::consts::PI;
-    const PI_LO: f32 = -8.742_278e-8;
+    const FRAC_PI_4_HI: f32 = 0.785_398_24; // 22 significant bits
+    const FRAC_PI_4_LO: f32 = -8.146_034e-8;
 
     #[inline(always)]
-    fn sin_fast(self) -> f32 {
+    fn sin_fast<M: MulAdd>(self) -> f32 {
         let a = f64::from(self.abs());
         let j = round(a * std::f64::consts::FRAC_1_PI);
         let r = (a - (2.0 * j) * P1_FOR_F32) - (2.0 * j) * P2_FOR_F32;
-        (negate_if(f64::is_odd_integer(j), sin_poly_for_f32(r)) as f32).xor_sign(self)
+        (negate_if(f64::is_odd_integer(j), sin_poly_for_f32::<M>(r)) as f32).xor_sign(self)
     }
 
     #[inline(always)]
-    fn cos_fast(self) -> f32 {
+    fn cos_fast<M: MulAdd>(self) -> f32 {
         let a = f64::from(self.abs());
         let j = round(a * std::f64::consts::FRAC_1_PI - 0.5);
         let q = 2.0 * j + 1.0;
         let r = (a - q * P1_FOR_F32) - q * P2_FOR_F32;
-        negate_if(!f64::is_odd_integer(j), sin_poly_for_f32(r)) as f32
+        negate_if(!f64::is_odd_integer(j), sin_poly_for_f32::<M>(r)) as f32
     }
 
     #[inline(always)]
-    fn tan_fast(self) -> f32 {
+    fn tan_fast<M: MulAdd>(self) -> f32 {
         let x = daz(self);
         let a = f64::from(x.abs());
         let q = round(a * std::f64::consts::FRAC_2_PI);
         let r = (a - q * P1_FOR_F32) - q * P2_FOR_F32;
-        let (s, c) = (sin_poly_for_f32(r), cos_poly(r, 0.0, COS_Q_FOR_F32));
+        let (s, c) = (sin_poly_for_f32::<M>(r), cos_poly::<M>(r, 0.0, COS_Q_FOR_F32));
         let odd = f64::is_odd_integer(q);
         ((select(odd, -c, s) / select(odd, s, c)) as f32).xor_sign(x)
     }
@@ -207,36 +202,32 @@ impl Trig for f64 {
         -0.036_865_938_439_369_55,
         0.018_887_211_396_342_42,
     ];
-    const FRAC_PI_4_HI: f64 = std::f64::consts::FRAC_PI_4;
+    const FRAC_PI_4_HI: f64 = std::f64::consts::FRAC_PI_4; // its last three bits are zero
     const FRAC_PI_4_LO: f64 = 3.061_616_997_868_383e-17;
-    const FRAC_PI_2_HI: f64 = std::f64::consts::FRAC_PI_2;
-    const FRAC_PI_2_LO: f64 = 6.123_233_995_736_766e-17;
-    const PI_HI: f64 = std::f64::consts::PI;
-    const PI_LO: f64 = 1.224_646_799_147_353_2e-16;
 
     #[inline(always)]
-    fn sin_fast(self) -> f64 {
+    fn sin_fast<M: MulAdd>(self) -> f64 {
         let a = self.abs();
         let j = round(a * std::f64::consts::FRAC_1_PI);
         let (hi, lo) = reduce(a, 2.0 * j);
-        negate_if(f64::is_odd_integer(j), sin_poly(hi, lo)).xor_sign(self)
+        negate_if(f64::is_odd_integer(j), sin_poly::<M>(hi, lo)).xor_sign(self)
     }
 
     #[inline(always)]
-    fn cos_fast(self) -> f64 {
+    fn cos_fast<M: MulAdd>(self) -> f64 {
         let a = self.abs();
         let j = round(a * std::f64::consts::FRAC_1_PI - 0.5);
         let (hi, lo) = reduce(a, 2.0 * j + 1.0);
-        negate_if(!f64::is_odd_integer(j), sin_poly(hi, lo))
+        negate_if(!f64::is_odd_integer(j), sin_poly::<M>(hi, lo))
     }
 
     #[inline(always)]
-    fn tan_fast(self) -> f64 {
+    fn tan_fast<M: MulAdd>(self) -> f64 {
         let x = daz(self);
         let a = x.abs();
         let q = round(a * std::f64::consts::FRAC_2_PI);
         let (hi, lo) = reduce(a, q);
-        let (s, c) = (sin_poly(hi, lo), cos_poly(hi, lo, COS_Q));
+        let (s, c) = (sin_poly::<M>(hi, lo), cos_poly::<M>(hi, lo, COS_Q));
         let odd = f64::is_odd_integer(q);
         (select(odd, -c, s) / select(odd, s, c)).xor_sign(x)
     }
@@ -261,69 +252,76 @@ pub(crate) fn trig_beyond_fast<T: Trig>(x: T) -> bool {
 
 /// `sin x`, branch-free; valid where [`trig_beyond_fast`] is false.
 #[inline(always)]
-pub(crate) fn sin_fast<T: Trig>(x: T) -> T {
-    x.sin_fast()
+pub(crate) fn sin_fast<T: Trig, M: MulAdd>(x: T) -> T {
+    x.sin_fast::<M>()
 }
 
 /// `cos x`, branch-free; valid where [`trig_beyond_fast`] is false.
 #[inline(always)]
-pub(crate) fn cos_fast<T: Trig>(x: T) -> T {
-    x.cos_fast()
+pub(crate) fn cos_fast<T: Trig, M: MulAdd>(x: T) -> T {
+    x.cos_fast::<M>()
 }
 
 /// `sin x` for every `x` (branches to libm beyond the fast path).
 #[inline(always)]
-pub(crate) fn sin<T: Trig>(x: T) -> T {
+pub(crate) fn sin<T: Trig, M: MulAdd>(x: T) -> T {
     if trig_beyond_fast(x) {
         x.sin_libm()
     } else {
-        x.sin_fast()
+        x.sin_fast::<M>()
     }
 }
 
 /// `cos x` for every `x`.
 #[inline(always)]
-pub(crate) fn cos<T: Trig>(x: T) -> T {
+pub(crate) fn cos<T: Trig, M: MulAdd>(x: T) -> T {
     if trig_beyond_fast(x) {
         x.cos_libm()
     } else {
-        x.cos_fast()
+        x.cos_fast::<M>()
     }
 }
 
 /// `tan x` for every `x`; denormals read as ±0, as in XLA.
 #[inline(always)]
 #[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
-pub(crate) fn tan<T: Trig>(x: T) -> T {
+pub(crate) fn tan<T: Trig, M: MulAdd>(x: T) -> T {
     if trig_beyond_fast(x) {
         x.tan_libm()
     } else {
-        x.tan_fast()
+        x.tan_fast::<M>()
     }
 }
 
 /// The angle of the point `(x, y)`: `atan(y / x)` in the right quadrant, with C's and XLA's
 /// values at zeros and infinities (`atan2(±0, -0) = ±π`, `atan2(±∞, -∞) = ±3π/4`, …).
 #[inline(always)]
-pub(crate) fn atan2<T: Trig>(y: T, x: T) -> T {
+pub(crate) fn atan2<T: Trig, M: MulAdd>(y: T, x: T) -> T {
     let (ax, ay) = (x.abs(), y.abs());
     let swap = ay > ax;
     let (small, big) = (select(swap, ax, ay), select(swap, ay, ax));
     // Above tan(π/8), atan t = π/4 + atan((t - 1) / (t + 1)).
-    let shifted = small > big * T::c(0.414_213_562_373_095_03);
+    // Equal magnitudes (both infinite included) are exactly π/4 away.
+    let shifted = small > big * T::c(0.414_213_562_373_095_03) || ax == ay;
     // Halving both (exactly, above 1) keeps `small + big` finite.
     let half = select(big > T::ONE, T::HALF, T::ONE);
     let (small_h, big_h) = (small * half, big * half);
     let t = select(shifted, small_h - big_h, small) / select(shifted, small_h + big_h, big);
-    // Equal magnitudes (both infinite included) are exactly π/4 away.
     let t = select(ax == ay, T::ZERO, t);
     let z = t * t;
-    let tail = t * (z * poly(z, T::ATAN_P));
-    let angle = select(shifted, T::FRAC_PI_4_HI + (T::FRAC_PI_4_LO + (t + tail)), t + tail);
-    let angle = select(swap, T::FRAC_PI_2_HI + (T::FRAC_PI_2_LO - angle), angle);
+    let u = t + t * (z * poly::<M, _>(z, T::ATAN_P));
+    // The angle is k·π/4 ± u: π/4 for the shift, then the octant: π/2 - a where |y| > |x|,
+    // π - a where x < 0 (by its sign bit), π/2 + a for both.
     let x_negative = T::ONE.copysign(x) < T::ZERO;
-    let angle = select(x_negative, T::PI_HI + (T::PI_LO - angle), angle);
+    let s4 = select(shifted, T::ONE, T::ZERO);
+    let k = select(x_negative, select(swap, T::TWO + s4, T::c(4.0) - s4), select(swap, T::TWO - s4, s4));
+    let u = select(swap == x_negative, u, -u);
+    let angle = k * T::FRAC_PI_4_HI + (k * T::FRAC_PI_4_LO + u);
     // y = ±0: 0 or π (by x's sign), whatever the rest computed from 0/0.
-    let angle = select(y == T::ZERO, select(x_negative, T::PI_HI, T::ZERO), angle);
+    let angle = select(
+        y == T::ZERO,
+        select(x_negative, T::c(4.0) * T::FRAC_PI_4_HI + T::c(4.0) * T::FRAC_PI_4_LO, T::ZERO),
+        angle,
+    );
     select(x.is_nan() || y.is_nan(), T::NAN, angle.copysign(y))
 }

@@ -9,6 +9,7 @@
 
 mod sweeps;
 mod xla_points;
+mod xla_values;
 
 /// The system libm's error function (std has none): the test reference for `erf`.
 pub(super) fn libm_erf(x: f64) -> f64 {

@@ -5,15 +5,28 @@
 
 use rayon::prelude::*;
 
-use super::super::{exp_log, hyperbolic, pow, roots, special, trig};
+use super::super::{exp_log, hyperbolic, pow, roots, special, trig, Fused, Separate};
 use super::{libm_erf, ulps_f32, ulps_f64, Rng};
 
-/// One `f32` function, its reference, and the largest error it may have, in ulps.
+/// One `f32` function (with separate and with fused multiply-adds), its reference, and the
+/// largest error it may have, in ulps.
 struct Case {
     name: &'static str,
-    ours: fn(f32) -> f32,
+    ours: [fn(f32) -> f32; 2],
     reference: fn(f32) -> f64,
     bound: f64,
+}
+
+/// A [`Case`] of the function at `$path` (generic over the type and the `MulAdd`).
+macro_rules! case {
+    ($name:literal, $($path:ident)::+, $reference:expr, $bound:expr) => {
+        Case {
+            name: $name,
+            ours: [$($path)::+::<f32, Separate>, $($path)::+::<f32, Fused>],
+            reference: $reference,
+            bound: $bound,
+        }
+    };
 }
 
 /// An exact result below the normal range as XLA's runtime leaves it: ±0.
@@ -35,31 +48,31 @@ fn daz(x: f32) -> f64 {
 }
 
 const CASES: &[Case] = &[
-    Case { name: "exp", ours: exp_log::exp, reference: |x| flush(f64::from(x).exp()), bound: 1.0 },
-    Case { name: "expm1", ours: exp_log::expm1, reference: |x| f64::from(x).exp_m1(), bound: 2.0 },
-    Case { name: "log", ours: exp_log::log, reference: |x| daz(x).ln(), bound: 1.0 },
-    Case { name: "log1p", ours: exp_log::log1p, reference: |x| daz(x).ln_1p(), bound: 2.0 },
-    Case { name: "tanh", ours: hyperbolic::tanh, reference: |x| f64::from(x).tanh(), bound: 3.0 },
+    case!("exp", exp_log::exp, |x| flush(f64::from(x).exp()), 1.0),
+    case!("expm1", exp_log::expm1, |x| f64::from(x).exp_m1(), 2.0),
+    case!("log", exp_log::log, |x| daz(x).ln(), 1.0),
+    case!("log1p", exp_log::log1p, |x| daz(x).ln_1p(), 2.0),
+    case!("tanh", hyperbolic::tanh, |x| f64::from(x).tanh(), 5.5),
+    case!("logistic", hyperbolic::logistic, |x| flush(1.0 / (1.0 + (-f64::from(x)).exp())), 2.5),
+    case!("sin", trig::sin, |x| f64::from(x).sin(), 1.0),
+    case!("cos", trig::cos, |x| f64::from(x).cos(), 1.0),
+    case!("tan", trig::tan, |x| daz(x).tan(), 1.5),
+    case!("erf", special::erf, |x| libm_erf(daz(x)), 2.0),
+    Case { name: "sqrt", ours: [roots::sqrt, roots::sqrt], reference: |x| daz(x).sqrt(), bound: 0.5 },
     Case {
-        name: "logistic",
-        ours: hyperbolic::logistic,
-        reference: |x| flush(1.0 / (1.0 + (-f64::from(x)).exp())),
-        bound: 2.5,
+        name: "rsqrt",
+        ours: [roots::rsqrt, roots::rsqrt],
+        reference: |x| 1.0 / daz(x).sqrt(),
+        bound: 1.5,
     },
-    Case { name: "sin", ours: trig::sin, reference: |x| f64::from(x).sin(), bound: 1.0 },
-    Case { name: "cos", ours: trig::cos, reference: |x| f64::from(x).cos(), bound: 1.0 },
-    Case { name: "tan", ours: trig::tan, reference: |x| daz(x).tan(), bound: 1.5 },
-    Case { name: "erf", ours: special::erf, reference: |x| libm_erf(daz(x)), bound: 2.0 },
-    Case { name: "sqrt", ours: roots::sqrt, reference: |x| daz(x).sqrt(), bound: 0.5 },
-    Case { name: "rsqrt", ours: roots::rsqrt, reference: |x| 1.0 / daz(x).sqrt(), bound: 1.5 },
-    Case { name: "cbrt", ours: roots::cbrt, reference: |x| f64::from(x).cbrt(), bound: 1.0 },
+    case!("cbrt", roots::cbrt, |x| f64::from(x).cbrt(), 1.0),
 ];
 
-/// The largest error of `case` over `inputs`, and an input where it occurs.
+/// The largest error of `case` (both variants) over `inputs`, and an input where it occurs.
 fn worst(case: &Case, inputs: impl Iterator<Item = u32>) -> (f64, f32) {
     inputs
         .map(f32::from_bits)
-        .map(|x| (ulps_f32((case.ours)(x), (case.reference)(x)), x))
+        .flat_map(|x| case.ours.map(|ours| (ulps_f32(ours(x), (case.reference)(x)), x)))
         .fold((0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a })
 }
 
@@ -78,12 +91,15 @@ fn f32_functions_meet_their_bounds_on_a_dense_sample() {
     }
 }
 
-/// All 2³² inputs of each function, on every thread (about a minute per function in a release
-/// build): `cargo test --release --lib math -- --ignored --nocapture` prints the maxima.
+/// All 2³² inputs of each function (both variants), on every thread (two to four minutes per
+/// function on two cores, in a release build): `cargo test --release --lib math -- --ignored
+/// --nocapture` prints the maxima; `MATH_SWEEP=tanh,exp` limits it to those functions.
 #[test]
 #[ignore]
 fn f32_functions_meet_their_bounds_on_every_input() {
-    for case in CASES {
+    let only = std::env::var("MATH_SWEEP").ok();
+    let chosen = |name: &str| only.as_deref().is_none_or(|list| list.split(',').any(|n| n == name));
+    for case in CASES.iter().filter(|case| chosen(case.name)) {
         let (error, x) = (0..1u32 << 16)
             .into_par_iter()
             .map(|high| worst(case, (high << 16)..=(high << 16 | 0xffff)))
@@ -116,7 +132,11 @@ fn f32_atan2_within_two_ulps() {
         .filter(|(y, x)| {
             y.abs() >= f32::MIN_POSITIVE && x.abs() >= f32::MIN_POSITIVE || *y == 0.0 || *x == 0.0
         })
-        .map(|(y, x)| (ulps_f32(trig::atan2(y, x), f64::from(y).atan2(f64::from(x))), y, x))
+        .flat_map(|(y, x)| {
+            let want = f64::from(y).atan2(f64::from(x));
+            [trig::atan2::<f32, Separate>(y, x), trig::atan2::<f32, Fused>(y, x)]
+                .map(|got| (ulps_f32(got, want), y, x))
+        })
         .fold((0.0, 0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
     assert!(worst.0 <= 2.0, "atan2({:e}, {:e}) is {} ulps off", worst.1, worst.2, worst.0);
 }
@@ -132,7 +152,11 @@ fn f32_pow_within_one_ulp() {
     }));
     let worst = inputs
         .into_iter()
-        .map(|(x, y)| (ulps_f32(pow::pow(x, y), flush(f64::from(x).powf(f64::from(y)))), x, y))
+        .flat_map(|(x, y)| {
+            let want = flush(f64::from(x).powf(f64::from(y)));
+            [pow::pow::<f32, Separate>(x, y), pow::pow::<f32, Fused>(x, y)]
+                .map(|got| (ulps_f32(got, want), x, y))
+        })
         .fold((0.0, 0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
     assert!(worst.0 <= 1.0, "pow({:e}, {:e}) is {} ulps off", worst.1, worst.2, worst.0);
 }
@@ -140,7 +164,7 @@ fn f32_pow_within_one_ulp() {
 /// One `f64` function against libm, on random numbers of magnitude up to `2^max_exponent`.
 struct Case64 {
     name: &'static str,
-    ours: fn(f64) -> f64,
+    ours: [fn(f64) -> f64; 2],
     reference: fn(f64) -> f64,
     max_exponent: i32,
     bound: f64,
@@ -163,49 +187,38 @@ fn daz64(x: f64) -> f64 {
     }
 }
 
+/// A [`Case64`] of the function at `$path`, in both `MulAdd` variants.
+macro_rules! case64 {
+    ($name:literal, $($path:ident)::+, $reference:expr, $max_exponent:expr, $bound:expr) => {
+        Case64 {
+            name: $name,
+            ours: [$($path)::+::<f64, Separate>, $($path)::+::<f64, Fused>],
+            reference: $reference,
+            max_exponent: $max_exponent,
+            bound: $bound,
+        }
+    };
+}
+
 const CASES_64: &[Case64] = &[
-    Case64 { name: "exp", ours: exp_log::exp, reference: |x| flush64(x.exp()), max_exponent: 10, bound: 1.5 },
-    Case64 { name: "expm1", ours: exp_log::expm1, reference: f64::exp_m1, max_exponent: 10, bound: 1.5 },
-    Case64 { name: "log", ours: exp_log::log, reference: |x| daz64(x).ln(), max_exponent: 1024, bound: 1.5 },
-    Case64 {
-        name: "log1p",
-        ours: exp_log::log1p,
-        reference: |x| daz64(x).ln_1p(),
-        max_exponent: 1024,
-        bound: 2.0,
-    },
-    Case64 {
-        name: "tanh",
-        ours: hyperbolic::tanh,
-        reference: |x| daz64(x).tanh(),
-        max_exponent: 6,
-        bound: 3.0,
-    },
-    Case64 {
-        name: "logistic",
-        ours: hyperbolic::logistic,
-        reference: |x| flush64(1.0 / (1.0 + (-x).exp())),
-        max_exponent: 10,
-        bound: 3.0,
-    },
-    Case64 { name: "sin", ours: trig::sin, reference: f64::sin, max_exponent: 30, bound: 2.0 },
-    Case64 { name: "cos", ours: trig::cos, reference: f64::cos, max_exponent: 30, bound: 2.0 },
-    Case64 { name: "tan", ours: trig::tan, reference: |x| daz64(x).tan(), max_exponent: 30, bound: 2.5 },
-    Case64 {
-        name: "erf",
-        ours: special::erf,
-        reference: |x| libm_erf(daz64(x)),
-        max_exponent: 3,
-        bound: 2.0,
-    },
+    case64!("exp", exp_log::exp, |x| flush64(x.exp()), 10, 1.5),
+    case64!("expm1", exp_log::expm1, f64::exp_m1, 10, 1.5),
+    case64!("log", exp_log::log, |x| daz64(x).ln(), 1024, 1.5),
+    case64!("log1p", exp_log::log1p, |x| daz64(x).ln_1p(), 1024, 2.0),
+    case64!("tanh", hyperbolic::tanh, |x| daz64(x).tanh(), 6, 3.0),
+    case64!("logistic", hyperbolic::logistic, |x| flush64(1.0 / (1.0 + (-x).exp())), 10, 3.0),
+    case64!("sin", trig::sin, f64::sin, 30, 2.0),
+    case64!("cos", trig::cos, f64::cos, 30, 2.0),
+    case64!("tan", trig::tan, |x| daz64(x).tan(), 30, 2.5),
+    case64!("erf", special::erf, |x| libm_erf(daz64(x)), 3, 2.0),
     Case64 {
         name: "rsqrt",
-        ours: roots::rsqrt,
+        ours: [roots::rsqrt, roots::rsqrt],
         reference: |x| 1.0 / daz64(x).sqrt(),
         max_exponent: 1024,
         bound: 1.5,
     },
-    Case64 { name: "cbrt", ours: roots::cbrt, reference: f64::cbrt, max_exponent: 1024, bound: 1.5 },
+    case64!("cbrt", roots::cbrt, f64::cbrt, 1024, 1.5),
 ];
 
 /// `count` random `f64` of both signs: half uniform in magnitude below `2^max_exponent`,
@@ -236,7 +249,7 @@ fn f64_functions_within_their_bounds_of_libm() {
     for (k, case) in CASES_64.iter().enumerate() {
         let (error, x) = sample64(k as u64 + 100, case.max_exponent, 1 << 17)
             .into_iter()
-            .map(|x| (ulps_f64((case.ours)(x), (case.reference)(x)), x))
+            .flat_map(|x| case.ours.map(|ours| (ulps_f64(ours(x), (case.reference)(x)), x)))
             .fold((0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
         println!("f64 {:>8}: max {error:.3} ulps at {x:e}", case.name);
         assert!(
@@ -254,7 +267,8 @@ fn f64_atan2_and_pow_within_their_bounds_of_libm() {
     let ys = sample64(2, 1023, 1 << 17);
     let mut worst_atan2 = (0.0, 0.0, 0.0);
     for (&y, &x) in ys.iter().zip(&xs) {
-        let error = ulps_f64(trig::atan2(y, x), y.atan2(x));
+        let error = ulps_f64(trig::atan2::<f64, Separate>(y, x), y.atan2(x))
+            .max(ulps_f64(trig::atan2::<f64, Fused>(y, x), y.atan2(x)));
         if error > worst_atan2.0 {
             worst_atan2 = (error, y, x);
         }
@@ -271,7 +285,9 @@ fn f64_atan2_and_pow_within_their_bounds_of_libm() {
     for _ in 0..1 << 17 {
         let x = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 8.0;
         let y = ((rng.next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 600.0;
-        let error = ulps_f64(pow::pow(x, y), flush64(x.powf(y)));
+        let want = flush64(x.powf(y));
+        let error =
+            ulps_f64(pow::pow::<f64, Separate>(x, y), want).max(ulps_f64(pow::pow::<f64, Fused>(x, y), want));
         if error > worst_pow.0 {
             worst_pow = (error, x, y);
         }
