@@ -1,7 +1,9 @@
 //! The arithmetic of every element type, exactly as XLA computes it: integer division and
 //! shifts with XLA's edge cases, NaN-propagating max/min, conversions that truncate and
-//! saturate, half-precision types computed in f32 and rounded once.
+//! saturate, half-precision types computed in f32 and rounded once. Floats take their
+//! elementary functions (exp, tanh, sin, …) from [`crate::exec::math`], which vectorizes.
 
+use crate::exec::math::{self, MulAdd};
 use crate::storage::NativeType;
 
 /// A value of any element type widened without loss: integers to `i128`, floats to `f64`.
@@ -26,7 +28,8 @@ pub(crate) trait Element: NativeType {
     fn rem(self, rhs: Self) -> Self;
     fn maximum(self, rhs: Self) -> Self;
     fn minimum(self, rhs: Self) -> Self;
-    fn pow(self, rhs: Self) -> Self;
+    /// `M` says how polynomial steps are computed (fused in chunk loops built with FMA).
+    fn pow<M: MulAdd>(self, rhs: Self) -> Self;
     fn neg(self) -> Self;
     fn abs(self) -> Self;
     fn sign(self) -> Self;
@@ -57,22 +60,22 @@ pub(crate) trait Element: NativeType {
     fn via_f64(self, f: fn(f64) -> f64) -> Self {
         Self::narrow(Wide::Float(f(self.to_f64())))
     }
-    fn exp(self) -> Self {
+    fn exp<M: MulAdd>(self) -> Self {
         self.via_f64(f64::exp)
     }
-    fn log(self) -> Self {
+    fn log<M: MulAdd>(self) -> Self {
         self.via_f64(f64::ln)
     }
-    fn log1p(self) -> Self {
+    fn log1p<M: MulAdd>(self) -> Self {
         self.via_f64(f64::ln_1p)
     }
-    fn expm1(self) -> Self {
+    fn expm1<M: MulAdd>(self) -> Self {
         self.via_f64(f64::exp_m1)
     }
-    fn tanh(self) -> Self {
+    fn tanh<M: MulAdd>(self) -> Self {
         self.via_f64(f64::tanh)
     }
-    fn logistic(self) -> Self {
+    fn logistic<M: MulAdd>(self) -> Self {
         self.via_f64(|v| 1.0 / (1.0 + (-v).exp()))
     }
     fn sqrt(self) -> Self {
@@ -90,13 +93,26 @@ pub(crate) trait Element: NativeType {
     fn round(self) -> Self {
         self
     }
-    fn sin(self) -> Self {
+    fn sin<M: MulAdd>(self) -> Self {
         self.via_f64(f64::sin)
     }
-    fn cos(self) -> Self {
+    fn cos<M: MulAdd>(self) -> Self {
         self.via_f64(f64::cos)
     }
-    fn atan2(self, rhs: Self) -> Self {
+    /// `sin` without branches, valid where [`Element::trig_beyond_fast`] is false: chunk
+    /// loops run it over every lane, then `sin` over the lanes beyond.
+    fn sin_fast<M: MulAdd>(self) -> Self {
+        self.sin::<M>()
+    }
+    /// `cos` without branches, as [`Element::sin_fast`].
+    fn cos_fast<M: MulAdd>(self) -> Self {
+        self.cos::<M>()
+    }
+    /// Whether `sin_fast` and `cos_fast` are not valid for this value (a huge float).
+    fn trig_beyond_fast(self) -> bool {
+        false
+    }
+    fn atan2<M: MulAdd>(self, rhs: Self) -> Self {
         Self::narrow(Wide::Float(self.to_f64().atan2(rhs.to_f64())))
     }
     fn is_finite(self) -> bool {
@@ -123,7 +139,7 @@ macro_rules! integer {
             fn rem(self, rhs: Self) -> Self { if rhs == 0 { self } else { self.wrapping_rem(rhs) } }
             fn maximum(self, rhs: Self) -> Self { Ord::max(self, rhs) }
             fn minimum(self, rhs: Self) -> Self { Ord::min(self, rhs) }
-            fn pow(self, rhs: Self) -> Self { integer_pow(self as i128, rhs as i128) as $t }
+            fn pow<M: MulAdd>(self, rhs: Self) -> Self { integer_pow(self as i128, rhs as i128) as $t }
             fn neg(self) -> Self { self.wrapping_neg() }
             fn abs(self) -> Self { let abs: fn($t) -> $t = $abs; abs(self) }
             fn sign(self) -> Self { let sign: fn($t) -> $t = $sign; sign(self) }
@@ -203,7 +219,7 @@ impl Element for bool {
     fn minimum(self, rhs: Self) -> Self {
         self & rhs
     }
-    fn pow(self, rhs: Self) -> Self {
+    fn pow<M: MulAdd>(self, rhs: Self) -> Self {
         self | !rhs
     }
     fn neg(self) -> Self {
@@ -254,17 +270,23 @@ macro_rules! float {
                 }
             }
             float!(@binary $t, $c, $to, $from; add: |a, b| a + b, sub: |a, b| a - b, mul: |a, b| a * b,
-                div: |a, b| a / b, rem: |a, b| a % b, pow: <$c>::powf, atan2: <$c>::atan2,
+                div: |a, b| a / b, rem: |a, b| a % b,
                 // IEEE 754-2019 maximum/minimum, as XLA: NaN wins, and -0 orders below +0.
                 maximum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN }
                     else if a > b || (a == b && b.is_sign_negative()) { a } else { b },
                 minimum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN }
                     else if a < b || (a == b && b.is_sign_positive()) { a } else { b });
+            float!(@binary_m $t, $c, $to, $from; pow, atan2);
+            float!(@unary_m $t, $c, $to, $from; exp, log, log1p, expm1, tanh, logistic, sin, cos, sin_fast, cos_fast);
             float!(@unary $t, $c, $to, $from; neg: |a: $c| -a, abs: <$c>::abs,
                 sign: |a: $c| if a == 0.0 || a.is_nan() { a } else { a.signum() },
-                exp: <$c>::exp, log: <$c>::ln, log1p: <$c>::ln_1p, expm1: <$c>::exp_m1, tanh: <$c>::tanh,
-                logistic: |a: $c| 1.0 / (1.0 + (-a).exp()), sqrt: <$c>::sqrt, rsqrt: |a: $c| 1.0 / a.sqrt(),
-                floor: <$c>::floor, ceil: <$c>::ceil, round: <$c>::round, sin: <$c>::sin, cos: <$c>::cos);
+                sqrt: math::sqrt::<$c>, rsqrt: math::rsqrt::<$c>, floor: <$c>::floor, ceil: <$c>::ceil,
+                round: <$c>::round);
+            #[inline(always)]
+            fn trig_beyond_fast(self) -> bool {
+                let to: fn($t) -> $c = $to;
+                math::trig_beyond_fast(to(self))
+            }
             fn is_finite(self) -> bool {
                 let to: fn($t) -> $c = $to;
                 to(self).is_finite()
@@ -286,6 +308,21 @@ macro_rules! float {
             let (to, from): (fn($t) -> $c, fn($c) -> $t) = ($to, $from);
             let f: fn($c, $c) -> $c = $f;
             from(f(to(self), to(rhs)))
+        }
+    )*};
+    // The functions of `crate::exec::math` of the same names, with their `MulAdd` parameter.
+    (@binary_m $t:ty, $c:ty, $to:expr, $from:expr; $($name:ident),*) => {$(
+        #[inline(always)]
+        fn $name<M: MulAdd>(self, rhs: Self) -> Self {
+            let (to, from): (fn($t) -> $c, fn($c) -> $t) = ($to, $from);
+            from(math::$name::<$c, M>(to(self), to(rhs)))
+        }
+    )*};
+    (@unary_m $t:ty, $c:ty, $to:expr, $from:expr; $($name:ident),*) => {$(
+        #[inline(always)]
+        fn $name<M: MulAdd>(self) -> Self {
+            let (to, from): (fn($t) -> $c, fn($c) -> $t) = ($to, $from);
+            from(math::$name::<$c, M>(to(self)))
         }
     )*};
     (@unary $t:ty, $c:ty, $to:expr, $from:expr; $($name:ident: $f:expr),*) => {$(
@@ -373,11 +410,11 @@ macro_rules! with_binary_fn {
                 $body
             }
             Pow => {
-                let $f = |a: $T, b: $T| Element::pow(a, b);
+                let $f = |a: $T, b: $T| Element::pow::<$crate::exec::math::Separate>(a, b);
                 $body
             }
             Atan2 => {
-                let $f = |a: $T, b: $T| Element::atan2(a, b);
+                let $f = |a: $T, b: $T| Element::atan2::<$crate::exec::math::Separate>(a, b);
                 $body
             }
             And => {

@@ -5,6 +5,7 @@ pub(crate) mod element;
 mod executable;
 pub(crate) mod kernels;
 pub(crate) mod loop_program;
+pub(crate) mod math;
 pub(crate) mod plan;
 mod relayout;
 pub(crate) mod scalar_program;

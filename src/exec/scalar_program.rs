@@ -6,6 +6,7 @@ use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::element_type::ElementType;
 use crate::error::Result;
 use crate::exec::element::{convert, with_binary_fn, Element};
+use crate::exec::math::{chunk_loops_fuse, Fused, MulAdd, Separate};
 use crate::hlo::ir::{HloComputation, Opcode};
 use crate::literal::Literal;
 use crate::storage::with_native_type;
@@ -132,6 +133,8 @@ pub(crate) struct ScalarProgram {
     ops: Vec<Op>,
     /// The registers holding the results: the root, or the elements of a root tuple.
     outputs: Vec<usize>,
+    /// Whether polynomials step with fused multiply-adds, as the chunk loops do on this CPU.
+    fused: bool,
 }
 
 impl ScalarProgram {
@@ -172,7 +175,11 @@ impl ScalarProgram {
             .enumerate()
             .any(|(id, i)| matches!(i.opcode, Opcode::Tuple) && id != computation.root);
         let tuple_of_tuples = outputs.iter().any(|&o| !computation.instructions[o].shape.is_scalar());
-        (!inner_tuple && !tuple_of_tuples).then_some(ScalarProgram { ops, outputs })
+        (!inner_tuple && !tuple_of_tuples).then_some(ScalarProgram {
+            ops,
+            outputs,
+            fused: chunk_loops_fuse(),
+        })
     }
 
     /// Runs the program on `arguments` (one per parameter), using `registers` as scratch (it
@@ -182,13 +189,22 @@ impl ScalarProgram {
         arguments: &[Scalar],
         registers: &'r mut Vec<Scalar>,
     ) -> impl Iterator<Item = Scalar> + 'r {
+        match self.fused {
+            true => self.run_with::<Fused>(arguments, registers),
+            false => self.run_with::<Separate>(arguments, registers),
+        }
+        self.outputs.iter().map(move |&o| registers[o])
+    }
+
+    /// Runs the operations into `registers`, polynomials stepping with `M`.
+    fn run_with<M: MulAdd>(&self, arguments: &[Scalar], registers: &mut Vec<Scalar>) {
         registers.clear();
         for op in &self.ops {
             let r = |k: usize| registers[k];
             let value = match *op {
                 Op::Parameter(number) => arguments.get(number).copied().unwrap_or(Scalar::Pred(false)),
                 Op::Constant(value) => value,
-                Op::Unary(op, a) => unary(op, r(a)),
+                Op::Unary(op, a) => unary::<M>(op, r(a)),
                 Op::Binary(op, a, b) => binary(op, r(a), r(b)),
                 Op::Compare(direction, a, b) => Scalar::Pred(compare(direction, r(a), r(b))),
                 Op::Select(p, a, b) => match r(p) {
@@ -200,11 +216,10 @@ impl ScalarProgram {
             };
             registers.push(value);
         }
-        self.outputs.iter().map(move |&o| registers[o])
     }
 }
 
-fn unary(op: UnaryOp, x: Scalar) -> Scalar {
+fn unary<M: MulAdd>(op: UnaryOp, x: Scalar) -> Scalar {
     use UnaryOp::*;
     if op == IsFinite {
         return Scalar::Pred(with_scalar!(x, v => v.is_finite()));
@@ -213,20 +228,20 @@ fn unary(op: UnaryOp, x: Scalar) -> Scalar {
         let f = match op {
             Neg => Element::neg,
             Abs => Element::abs,
-            Exp => Element::exp,
-            Log => Element::log,
-            Log1p => Element::log1p,
-            Expm1 => Element::expm1,
-            Tanh => Element::tanh,
-            Logistic => Element::logistic,
+            Exp => Element::exp::<M>,
+            Log => Element::log::<M>,
+            Log1p => Element::log1p::<M>,
+            Expm1 => Element::expm1::<M>,
+            Tanh => Element::tanh::<M>,
+            Logistic => Element::logistic::<M>,
             Sqrt => Element::sqrt,
             Rsqrt => Element::rsqrt,
             Sign => Element::sign,
             Floor => Element::floor,
             Ceil => Element::ceil,
             Round => Element::round,
-            Sin => Element::sin,
-            Cos => Element::cos,
+            Sin => Element::sin::<M>,
+            Cos => Element::cos::<M>,
             Not | IsFinite => Element::not,
         };
         f(v).scalar()

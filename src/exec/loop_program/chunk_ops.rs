@@ -4,6 +4,7 @@
 
 use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::exec::element::{convert as convert_element, Element};
+use crate::exec::math::{Fused, MulAdd, Separate};
 
 /// An operand of a chunk op: one value for every element, or a slice of the chunk's length.
 #[derive(Clone, Copy)]
@@ -33,6 +34,33 @@ fn map1<T: Copy, U>(x: Operand<'_, T>, out: &mut [U], f: impl Fn(T) -> U) -> boo
         Operand::Values(xs) => {
             for (o, &a) in out.iter_mut().zip(xs) {
                 *o = f(a);
+            }
+            false
+        }
+    }
+}
+
+/// `out = fast(x)` over the whole chunk (vectorized), then `complete(x)` again for the rare
+/// lanes beyond the fast path ([`Element::trig_beyond_fast`]: huge arguments of sin and cos);
+/// returns whether the result is a splat.
+#[inline(always)]
+fn map1_trig<T: Element>(
+    x: Operand<'_, T>,
+    out: &mut [T],
+    fast: impl Fn(T) -> T,
+    complete: impl Fn(T) -> T,
+) -> bool {
+    match x {
+        Operand::Splat(_) => map1(x, out, complete),
+        Operand::Values(xs) => {
+            map1(x, out, fast);
+            // An or-reduction (it vectorizes) finds whether any lane needs the second pass.
+            if xs.iter().fold(false, |any, &a| any | a.trig_beyond_fast()) {
+                for (o, &a) in out.iter_mut().zip(xs) {
+                    if a.trig_beyond_fast() {
+                        *o = complete(a);
+                    }
+                }
             }
             false
         }
@@ -118,22 +146,24 @@ fn level() -> Level {
 }
 
 /// Defines each chunk op three times — for the baseline, AVX2 and AVX-512 — and a public
-/// entry that runs the widest the CPU supports.
+/// entry that runs the widest the CPU supports. Each body sees a type `M`, how polynomial
+/// steps of the math functions are computed: [`Fused`] where the build has FMA (AVX2,
+/// AVX-512), [`Separate`] in the baseline.
 macro_rules! dispatched {
     ($($(#[$doc:meta])* fn $name:ident<$($g:ident: $bound:path),*>($($arg:ident: $ty:ty),* $(,)?) -> bool $body:block)*) => {$(
         $(#[$doc])*
         pub(super) fn $name<$($g: $bound),*>($($arg: $ty),*) -> bool {
             #[inline(always)]
-            fn generic<$($g: $bound),*>($($arg: $ty),*) -> bool $body
+            fn generic<M: MulAdd, $($g: $bound),*>($($arg: $ty),*) -> bool $body
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq")]
                 unsafe fn avx512<$($g: $bound),*>($($arg: $ty),*) -> bool {
-                    generic($($arg),*)
+                    generic::<Fused, $($g),*>($($arg),*)
                 }
                 #[target_feature(enable = "avx2,fma")]
                 unsafe fn avx2<$($g: $bound),*>($($arg: $ty),*) -> bool {
-                    generic($($arg),*)
+                    generic::<Fused, $($g),*>($($arg),*)
                 }
                 match level() {
                     // SAFETY: `level()` found the CPU supports every feature these enable.
@@ -143,7 +173,7 @@ macro_rules! dispatched {
                     Level::Baseline => {}
                 }
             }
-            generic($($arg),*)
+            generic::<Separate, $($g),*>($($arg),*)
         }
     )*};
 }
@@ -155,20 +185,20 @@ fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
     match op {
         Neg => map1(x, out, Element::neg),
         Abs => map1(x, out, Element::abs),
-        Exp => map1(x, out, Element::exp),
-        Log => map1(x, out, Element::log),
-        Log1p => map1(x, out, Element::log1p),
-        Expm1 => map1(x, out, Element::expm1),
-        Tanh => map1(x, out, Element::tanh),
-        Logistic => map1(x, out, Element::logistic),
+        Exp => map1(x, out, Element::exp::<M>),
+        Log => map1(x, out, Element::log::<M>),
+        Log1p => map1(x, out, Element::log1p::<M>),
+        Expm1 => map1(x, out, Element::expm1::<M>),
+        Tanh => map1(x, out, Element::tanh::<M>),
+        Logistic => map1(x, out, Element::logistic::<M>),
         Sqrt => map1(x, out, Element::sqrt),
         Rsqrt => map1(x, out, Element::rsqrt),
         Sign => map1(x, out, Element::sign),
         Floor => map1(x, out, Element::floor),
         Ceil => map1(x, out, Element::ceil),
         Round => map1(x, out, Element::round),
-        Sin => map1(x, out, Element::sin),
-        Cos => map1(x, out, Element::cos),
+        Sin => map1_trig(x, out, Element::sin_fast::<M>, Element::sin::<M>),
+        Cos => map1_trig(x, out, Element::cos_fast::<M>, Element::cos::<M>),
         Not => map1(x, out, Element::not),
         IsFinite => map1(x, out, |v| v),
     }
@@ -190,8 +220,8 @@ fn binary<T: Element>(op: BinaryOp, a: Operand<'_, T>, b: Operand<'_, T>, out: &
         Rem => map2(a, b, out, Element::rem),
         Max => map2(a, b, out, Element::maximum),
         Min => map2(a, b, out, Element::minimum),
-        Pow => map2(a, b, out, Element::pow),
-        Atan2 => map2(a, b, out, Element::atan2),
+        Pow => map2(a, b, out, Element::pow::<M>),
+        Atan2 => map2(a, b, out, Element::atan2::<M>),
         And => map2(a, b, out, Element::and),
         Or => map2(a, b, out, Element::or),
         Xor => map2(a, b, out, Element::xor),
