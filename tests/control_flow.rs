@@ -436,3 +436,71 @@ fn variadic_reduce_prints_and_checks_as_xla() -> Result<()> {
     ));
     Ok(())
 }
+
+/// An argmax/argmin reducer of `(value, index)` pairs: jax's (`nan_wins`) or the usual hand-made
+/// one, and, with `disguised`, the same logic written so that it is not recognized (an
+/// `and` with `true`), which the executor then applies element by element.
+fn arg_reducer(max: bool, nan_wins: bool, disguised: bool) -> XlaComputation {
+    let r = XlaBuilder::new("arg");
+    let (f, s) = (shape!(f32[]), shape!(s32[]));
+    let (av, ai) = (r.parameter(0, &f, "av"), r.parameter(1, &s, "ai"));
+    let (bv, bi) = (r.parameter(2, &f, "bv"), r.parameter(3, &s, "bi"));
+    let better = if max { gt(av, bv, &[]) } else { lt(av, bv, &[]) };
+    let better = if disguised { and(better, r.constant_r0(true), &[]) } else { better };
+    let tie = and(eq(av, bv, &[]), lt(ai, bi, &[]), &[]);
+    let root = if nan_wins {
+        let pick_a = or(better, ne(av, av, &[]), &[]);
+        tuple(&r, &[select(pick_a, av, bv), select(or(pick_a, tie, &[]), ai, bi)])
+    } else {
+        let a_wins = or(better, tie, &[]);
+        tuple(&r, &[select(a_wins, av, bv), select(a_wins, ai, bi)])
+    };
+    r.build(root).unwrap()
+}
+
+#[test]
+fn recognized_argmax_equals_the_reducer_applied_element_by_element() -> Result<()> {
+    let mut state = 12345u64;
+    let mut next = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as u32
+    };
+    let palette = [1.0f32, -1.0, 0.0, -0.0, 2.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 2.0, 1.0];
+    for case in 0..40 {
+        let (rows, columns) = (1 + next() as i64 % 5, next() as i64 % 9);
+        let dimension = (next() % 2) as i64;
+        let layout: &[i64] = if next() % 2 == 0 { &[1, 0] } else { &[0, 1] };
+        let with_nan = case % 3 != 0;
+        let values: Vec<f32> = (0..rows * columns)
+            .map(|_| palette[(next() as usize) % if with_nan { palette.len() } else { 5 }])
+            .collect();
+        let shape = Shape::with_layout(ElementType::F32, &[rows, columns], layout)?;
+        let x = Literal::from_vec(&shape, values)?;
+        let init = [palette[(next() as usize) % 5], f32::NEG_INFINITY][(next() % 2) as usize];
+        for (max, nan_wins) in [(true, true), (false, true), (true, false), (false, false)] {
+            let mut results = Vec::new();
+            for disguised in [false, true] {
+                let b = XlaBuilder::new("arg");
+                let p = b.parameter(0, &shape, "x");
+                let indices = iota(&b, &shape!(s32[rows, columns]), dimension);
+                let inits = [b.constant_r0(init), b.constant_r0(3i32)];
+                let reduced = reduce_variadic(
+                    &b,
+                    &[p, indices],
+                    &inits,
+                    &arg_reducer(max, nan_wins, disguised),
+                    &[dimension],
+                );
+                let out = run(&b.build(reduced)?, &[&x])?;
+                let bits: Vec<u32> =
+                    out.tuple_element(0)?.to_vec::<f32>()?.iter().map(|v| v.to_bits()).collect();
+                results.push((bits, out.tuple_element(1)?.to_vec::<i32>()?));
+            }
+            assert_eq!(
+                results[0], results[1],
+                "case {case}: max {max}, nan_wins {nan_wins}, x {x:?}, init {init}"
+            );
+        }
+    }
+    Ok(())
+}

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::attributes::{ComparisonDirection, DotDimensionNumbers, PaddingConfig, RandomAlgorithm};
 use crate::error::{Error, Result};
+use crate::exec::kernels::arg_reduce::{self, ArgExtreme};
 use crate::exec::kernels::{bitcast, contraction, data_movement, interpreted, random, sort};
 use crate::exec::loop_program::LoopProgram;
 use crate::exec::relayout::Relayouts;
@@ -42,6 +43,11 @@ enum Step {
     InterpretedReduce {
         dimensions: Vec<i64>,
         reducer: Function,
+    },
+    /// An argmax or argmin over one dimension: the two-pass kernel.
+    ArgReduce {
+        kind: ArgExtreme,
+        dimension: usize,
     },
     /// A map: its computation applied element by element.
     Map(Function),
@@ -88,6 +94,7 @@ impl Step {
         matches!(
             self,
             Step::InterpretedReduce { .. }
+                | Step::ArgReduce { .. }
                 | Step::Sort { .. }
                 | Step::TopK { .. }
                 | Step::RngBitGenerator(_)
@@ -361,6 +368,25 @@ impl Plan {
                 sort::sort(&arrays, *dimension, &comparator, parallel, &mut targets)?;
                 Ok(value_of_outputs(shape, outs))
             }
+            Step::ArgReduce { kind, dimension } => {
+                let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
+                let (&[values, indices], &[init_value, init_index]) = (&arrays[..2], &arrays[2..]) else {
+                    return Err(missing(&self.computation, id));
+                };
+                let mut outs = array_outputs(shape)?;
+                let [out_values, out_indices] = &mut outs[..] else {
+                    return Err(missing(&self.computation, id));
+                };
+                arg_reduce::arg_reduce(
+                    *kind,
+                    [values, indices],
+                    [init_value, init_index],
+                    *dimension,
+                    parallel,
+                    [out_values, out_indices],
+                )?;
+                Ok(value_of_outputs(shape, outs))
+            }
             Step::TopK { k, largest } => {
                 let operand = inputs.first().ok_or_else(|| missing(&self.computation, id))?.array()?;
                 let mut outs = array_outputs(shape)?;
@@ -428,6 +454,50 @@ fn value_of_outputs<'a>(shape: &Shape, outs: Vec<Literal>) -> Value<'a> {
     }
 }
 
+/// An argmax or argmin reducer of `(value, index)` pairs, as jax's `argmax`/`argmin` write it
+/// (a NaN wins; equal values keep the lower index) or as it is usually written by hand
+/// (without the NaN clause): recognized by the canonical text of its two results.
+fn arg_extreme(reducer: &HloComputation) -> Option<ArgExtreme> {
+    let root = &reducer.instructions[reducer.root];
+    if !matches!(root.opcode, Opcode::Tuple) || root.operands.len() != 2 || reducer.parameters().len() != 4 {
+        return None;
+    }
+    let index_type = reducer.parameters()[1].shape.element_type();
+    if !index_type.is_integral() {
+        return None;
+    }
+    let texts = [canonical(reducer, root.operands[0]), canonical(reducer, root.operands[1])];
+    for (max, better) in [(true, "GT"), (false, "LT")] {
+        let nan = "NE(p0,p0)";
+        let tie = "and(EQ(p0,p2),LT(p1,p3))";
+        let jax = [
+            format!("select(or({better}(p0,p2),{nan}),p0,p2)"),
+            format!("select(or(or({better}(p0,p2),{nan}),{tie}),p1,p3)"),
+        ];
+        let wins = format!("or({better}(p0,p2),{tie})");
+        let plain = [format!("select({wins},p0,p2)"), format!("select({wins},p1,p3)")];
+        if texts == jax {
+            return Some(ArgExtreme { max, nan_wins: true });
+        }
+        if texts == plain {
+            return Some(ArgExtreme { max, nan_wins: false });
+        }
+    }
+    None
+}
+
+/// A scalar expression as canonical text: `p3` for parameter 3, `GT(p0,p2)` for a
+/// comparison, `op(a,b,…)` for anything else.
+fn canonical(computation: &HloComputation, id: InstructionId) -> String {
+    let instruction = &computation.instructions[id];
+    let operands: Vec<String> = instruction.operands.iter().map(|&o| canonical(computation, o)).collect();
+    match &instruction.opcode {
+        Opcode::Parameter { number } => format!("p{number}"),
+        Opcode::Compare(direction) => format!("{direction}({})", operands.join(",")),
+        other => format!("{}({})", other.name(), operands.join(",")),
+    }
+}
+
 /// The first operand's comparison if `comparator` is `compare(p0, p1)`: a native comparison
 /// of the keys sorts exactly as it does.
 fn key_comparison(comparator: &HloComputation) -> Option<ComparisonDirection> {
@@ -462,6 +532,10 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         Opcode::Reduce { dimensions, .. } if dimensions.is_empty() && !instruction.shape.is_tuple() => {
             // XLA returns the operand unchanged: the init value is not applied.
             Step::Loop(Box::new(LoopProgram::copy(&operand_shapes[0], &instruction.shape)))
+        }
+        Opcode::Reduce { dimensions, reducer } if dimensions.len() == 1 && arg_extreme(reducer).is_some() => {
+            let kind = arg_extreme(reducer).ok_or_else(not_a_loop)?;
+            Step::ArgReduce { kind, dimension: dimensions[0] as usize }
         }
         Opcode::Reduce { dimensions, reducer } if !instruction.folds_in_loop() => {
             Step::InterpretedReduce { dimensions: dimensions.clone(), reducer: Function::new(reducer)? }
@@ -540,4 +614,41 @@ pub(crate) fn evaluate(computation: &HloComputation, arguments: &[&Literal]) -> 
     let arguments: Vec<Value<'_>> = arguments.iter().map(|&a| Value::of(a)).collect();
     let value = plan.evaluate(&arguments, false)?;
     plan.result_literal(value, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::{and, eq, gt, lt, ne, or, select, tuple, XlaBuilder};
+    use crate::element_type::ElementType;
+
+    /// An argmax (`max`) or argmin reducer, jax's (`nan_wins`) or the usual one; `disguised`
+    /// adds a no-op the recognizer does not know.
+    fn reducer(max: bool, nan_wins: bool, disguised: bool) -> HloComputation {
+        let r = XlaBuilder::new("arg");
+        let (f, s) = (Shape::scalar(ElementType::F32), Shape::scalar(ElementType::S32));
+        let (av, ai) = (r.parameter(0, &f, "av"), r.parameter(1, &s, "ai"));
+        let (bv, bi) = (r.parameter(2, &f, "bv"), r.parameter(3, &s, "bi"));
+        let better = if max { gt(av, bv, &[]) } else { lt(av, bv, &[]) };
+        let better = if disguised { and(better, r.constant_r0(true), &[]) } else { better };
+        let tie = and(eq(av, bv, &[]), lt(ai, bi, &[]), &[]);
+        let root = if nan_wins {
+            let pick_a = or(better, ne(av, av, &[]), &[]);
+            tuple(&r, &[select(pick_a, av, bv), select(or(pick_a, tie, &[]), ai, bi)])
+        } else {
+            let a_wins = or(better, tie, &[]);
+            tuple(&r, &[select(a_wins, av, bv), select(a_wins, ai, bi)])
+        };
+        (*r.build(root).unwrap().entry).clone()
+    }
+
+    #[test]
+    fn argmax_and_argmin_reducers_are_recognized() {
+        for max in [true, false] {
+            for nan_wins in [true, false] {
+                assert_eq!(arg_extreme(&reducer(max, nan_wins, false)), Some(ArgExtreme { max, nan_wins }));
+                assert_eq!(arg_extreme(&reducer(max, nan_wins, true)), None);
+            }
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! The kernels of what a strided loop cannot compute: dot, reduce with an interpreted
 //! reducer, and the data movement that is not a view (a reordering reshape, concatenate, pad).
 
+pub(crate) mod arg_reduce;
 pub(crate) mod bitcast;
 pub(crate) mod contraction;
 pub(crate) mod data_movement;

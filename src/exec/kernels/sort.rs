@@ -70,7 +70,7 @@ pub(crate) fn sort(
             Comparator::Keys(direction) => with_native_type!(first.element_type(), T => {
                 let memory = first.memory::<T>()?;
                 let keys: Vec<T> = positions(first).into_iter().map(|p| memory[p]).collect();
-                Ok(merge_sort_permutation(length, |a, b| compare(*direction, keys[a], keys[b])))
+                Ok(sort_keys(&keys, *direction))
             }),
             Comparator::Scalars(less) => {
                 let columns: Vec<Vec<Scalar>> = operands
@@ -118,6 +118,32 @@ pub(crate) fn sort(
         });
     }
     Ok(())
+}
+
+/// The stable order of `keys` by `compare(a, b), direction`. `lt` and `gt` over keys without
+/// NaN are strict weak orders: the standard library's stable sort of (key, position) pairs
+/// gives exactly the merge sort's order, faster. Anything else goes through the merge sort.
+fn sort_keys<T: PartialOrd + Copy>(keys: &[T], direction: ComparisonDirection) -> Vec<u32> {
+    #[allow(clippy::eq_op)] // x == x is false exactly for NaN
+    let comparable = keys.iter().all(|k| k == k);
+    let ascending = match direction {
+        ComparisonDirection::Lt => true,
+        ComparisonDirection::Gt => false,
+        _ => return merge_sort_permutation(keys.len(), |a, b| compare(direction, keys[a], keys[b])),
+    };
+    if !comparable {
+        return merge_sort_permutation(keys.len(), |a, b| compare(direction, keys[a], keys[b]));
+    }
+    let mut pairs: Vec<(T, u32)> = keys.iter().copied().zip(0..keys.len() as u32).collect();
+    pairs.sort_by(|a, b| {
+        let order = a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal);
+        if ascending {
+            order
+        } else {
+            order.reverse()
+        }
+    });
+    pairs.into_iter().map(|(_, position)| position).collect()
 }
 
 /// `a < b` (for `Lt`), `a > b` (for `Gt`), …: what `compare(a, b), direction` gives.
