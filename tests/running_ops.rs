@@ -9,12 +9,12 @@ use std::fmt::Debug;
 mod computations;
 
 use lazy_xla::{
-    abs, add, and, atan2, broadcast, broadcast_in_dim, ceil, clamp, concat_in_dim, convert_element_type, cos,
-    div, dot, dot_general, eq, exp, expm1, floor, ge, gt, iota, is_finite, le, log, log1p, logistic, lt, max,
-    min, mul, ne, neg, not, or, pad, pow, reduce, rem, reshape, rev, round, rsqrt, select, shift_left,
-    shift_right_arithmetic, shift_right_logical, sign, sin, slice, sqrt, sub, tanh, transpose, xor,
-    CompileOptions, DotDimensionNumbers, ElementType, Layout, Literal, NativeType, PaddingConfig,
-    PaddingConfigDimension, Shape, XlaBuilder, XlaComputation, XlaOp,
+    abs, add, and, atan2, broadcast, broadcast_in_dim, cbrt, ceil, clamp, concat_in_dim,
+    convert_element_type, cos, div, dot, dot_general, eq, erf, exp, expm1, floor, ge, gt, iota, is_finite,
+    le, log, log1p, logistic, lt, max, min, mul, ne, neg, not, or, pad, pow, reduce, rem, reshape, rev,
+    round, rsqrt, select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, slice, sqrt,
+    sub, tan, tanh, transpose, xor, CompileOptions, DotDimensionNumbers, ElementType, Layout, Literal,
+    NativeType, PaddingConfig, PaddingConfigDimension, Shape, XlaBuilder, XlaComputation, XlaOp,
 };
 
 /// A shape in XLA's notation.
@@ -197,6 +197,13 @@ macro_rules! float_tests {
                 check(ceil, <T>::ceil, 0.0);
                 check(sin, <T>::sin, 2.0);
                 check(cos, <T>::cos, 2.0);
+                check(tan, <T>::tan, 3.0);
+                check(cbrt, <T>::cbrt, 2.0);
+                // erf of `xs` (Python's math.erf, correctly rounded in f64).
+                let erf_xs = [0.2763263901682369, 0.9661051464753108, 0.9953222650189527, 0.7111556336535151,
+                    0.9999992569016276, 0.5204998778130465];
+                let got = run_v::<T, _>(&[&x], |_, p| erf(p[0]));
+                assert_within_ulps(&got, &erf_xs.map(|e: f64| e as T), 3.0);
                 let got = run_v::<T, _>(&[&x], |_, p| logistic(p[0]));
                 for (g, &v) in got.iter().zip(&xs) {
                     approx::assert_relative_eq!(*g, 1.0 / (1.0 + (-v).exp()), max_relative = 1e-6);

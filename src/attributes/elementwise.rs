@@ -43,19 +43,59 @@ pub enum UnaryOp {
     Not,
     /// Whether a float is neither infinite nor NaN (result `pred`).
     IsFinite,
+    /// The number of leading zero bits of an integer.
+    Clz,
+    /// The number of one bits of an integer.
+    PopulationCount,
+    /// The error function.
+    Erf,
+    /// Tangent.
+    Tan,
+    /// Cube root.
+    Cbrt,
+    /// A float rounded to `mantissa_bits` explicit mantissa bits (to nearest, ties to even)
+    /// and its exponent range narrowed to `exponent_bits` bits (beyond it: ±∞, below it: ±0),
+    /// still in its own type: XLA's `ReducePrecision`.
+    ReducePrecision {
+        /// Exponent bits kept (at least 1).
+        exponent_bits: i32,
+        /// Explicit mantissa bits kept (at least 0).
+        mantissa_bits: i32,
+    },
 }
 
 impl UnaryOp {
-    /// Every unary op.
+    /// Every unary op without attributes (all but [`UnaryOp::ReducePrecision`]).
     ///
     /// ```
     /// assert!(lazy_xla::UnaryOp::ALL.contains(&lazy_xla::UnaryOp::Tanh));
     /// ```
-    pub const ALL: [UnaryOp; 18] = {
+    pub const ALL: [UnaryOp; 23] = {
         use UnaryOp::*;
         [
-            Neg, Abs, Exp, Log, Log1p, Expm1, Tanh, Logistic, Sqrt, Rsqrt, Sign, Floor, Ceil, Round, Sin,
-            Cos, Not, IsFinite,
+            Neg,
+            Abs,
+            Exp,
+            Log,
+            Log1p,
+            Expm1,
+            Tanh,
+            Logistic,
+            Sqrt,
+            Rsqrt,
+            Sign,
+            Floor,
+            Ceil,
+            Round,
+            Sin,
+            Cos,
+            Not,
+            IsFinite,
+            Clz,
+            PopulationCount,
+            Erf,
+            Tan,
+            Cbrt,
         ]
     };
 
@@ -81,6 +121,12 @@ impl UnaryOp {
             Cos => "cosine",
             Not => "not",
             IsFinite => "is-finite",
+            Clz => "count-leading-zeros",
+            PopulationCount => "popcnt",
+            Erf => "erf",
+            Tan => "tan",
+            Cbrt => "cbrt",
+            ReducePrecision { .. } => "reduce-precision",
         }
     }
 }

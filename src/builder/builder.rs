@@ -445,6 +445,7 @@ fn expect_arrays(op: &str, operands: &[Operand]) -> Result<()> {
 /// Whether `op` (an HLO name) is an element-wise unary or binary op or a comparison.
 fn is_elementwise(op: &str) -> bool {
     op == "compare"
+        || op == "reduce-precision"
         || UnaryOp::ALL.iter().any(|u| u.hlo_name() == op)
         || BinaryOp::ALL.iter().any(|b| b.hlo_name() == op)
 }

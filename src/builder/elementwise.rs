@@ -143,6 +143,29 @@ unary_functions! {
     cos => Cos, "1.0f32" -> "f32", "Element-wise cosine (floats)";
     not => Not, "true" -> "pred", "Element-wise logical not (pred) or bitwise not (integers)";
     is_finite => IsFinite, "1.0f32" -> "pred", "Element-wise test that a float is neither infinite nor NaN, as `pred`";
+    clz => Clz, "1u32" -> "u32", "Element-wise count of leading zero bits (integers)";
+    population_count => PopulationCount, "7i64" -> "s64", "Element-wise count of one bits (integers)";
+    erf => Erf, "0.5f32" -> "f32", "Element-wise error function (floats)";
+    tan => Tan, "1.0f64" -> "f64", "Element-wise tangent (floats)";
+    cbrt => Cbrt, "8.0f32" -> "f32", "Element-wise cube root (floats)";
+}
+
+/// `operand` rounded, element by element, to a float of `exponent_bits` exponent bits and
+/// `mantissa_bits` explicit mantissa bits (to nearest, ties to even; beyond the narrower
+/// exponent range ±∞, below it ±0), kept in its own type: XLA's `ReducePrecision`.
+///
+/// ```
+/// use lazy_xla::*;
+/// let b = XlaBuilder::new("f");
+/// // bfloat16's precision, computed in f32.
+/// let y = reduce_precision(b.constant_r1(&[1.0f32 + 1.0 / 1024.0]), 8, 7);
+/// let out = b.build(y)?.compile(&CompileOptions::default())?.execute(&[])?;
+/// assert_eq!(out.to_vec::<f32>()?, vec![1.0]);
+/// # Ok::<(), lazy_xla::Error>(())
+/// ```
+#[track_caller]
+pub fn reduce_precision(operand: XlaOp<'_>, exponent_bits: i32, mantissa_bits: i32) -> XlaOp<'_> {
+    unary(UnaryOp::ReducePrecision { exponent_bits, mantissa_bits }, operand)
 }
 
 /// `on_true` where `pred` is true, else `on_false`, element-wise. A scalar argument is

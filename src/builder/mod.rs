@@ -21,9 +21,10 @@ pub use data_movement::{
     broadcast, broadcast_in_dim, concat_in_dim, iota, pad, reshape, rev, slice, transpose,
 };
 pub use elementwise::{
-    abs, add, and, atan2, bitcast_convert_type, ceil, clamp, convert_element_type, cos, div, eq, exp, expm1,
-    floor, ge, gt, is_finite, le, log, log1p, logistic, lt, max, min, mul, ne, neg, not, or, pow, rem, round,
-    rsqrt, select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sqrt, sub, tanh, xor,
+    abs, add, and, atan2, bitcast_convert_type, cbrt, ceil, clamp, clz, convert_element_type, cos, div, eq,
+    erf, exp, expm1, floor, ge, gt, is_finite, le, log, log1p, logistic, lt, max, min, mul, ne, neg, not, or,
+    population_count, pow, reduce_precision, rem, round, rsqrt, select, shift_left, shift_right_arithmetic,
+    shift_right_logical, sign, sin, sqrt, sub, tan, tanh, xor,
 };
 pub use random::rng_bit_generator;
 pub use sorting::{sort, top_k};

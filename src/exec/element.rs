@@ -3,7 +3,7 @@
 //! saturate, half-precision types computed in f32 and rounded once. Floats take their
 //! elementary functions (exp, tanh, sin, …) from [`crate::exec::math`], which vectorizes.
 
-use crate::exec::math::{self, MulAdd};
+use crate::exec::math::{self, MulAdd, Separate};
 use crate::storage::NativeType;
 
 /// A value of any element type widened without loss: integers to `i128`, floats to `f64`.
@@ -118,6 +118,31 @@ pub(crate) trait Element: NativeType {
     fn is_finite(self) -> bool {
         self.to_f64().is_finite()
     }
+    fn erf<M: MulAdd>(self) -> Self {
+        self.via_f64(math::erf::<f64, Separate>)
+    }
+    fn tan<M: MulAdd>(self) -> Self {
+        self.via_f64(f64::tan)
+    }
+    /// `tan` without branches, as [`Element::sin_fast`].
+    fn tan_fast<M: MulAdd>(self) -> Self {
+        self.tan::<M>()
+    }
+    fn cbrt<M: MulAdd>(self) -> Self {
+        self.via_f64(f64::cbrt)
+    }
+    /// Leading zero bits (integers; other types never reach it and keep their value).
+    fn clz(self) -> Self {
+        self
+    }
+    /// One bits (integers; other types never reach it and keep their value).
+    fn population_count(self) -> Self {
+        self
+    }
+    /// XLA's `ReducePrecision` (floats; other types never reach it and keep their value).
+    fn reduce_precision(self, _exponent_bits: i32, _mantissa_bits: i32) -> Self {
+        self
+    }
 }
 
 /// The integer types: `$s` and `$u` are the signed and unsigned types of `$t`'s width (one of
@@ -155,6 +180,8 @@ macro_rules! integer {
             fn shift_right_logical(self, rhs: Self) -> Self {
                 if (rhs as $u) >= <$t>::BITS as $u { 0 } else { ((self as $u) >> rhs as u32) as $t }
             }
+            fn clz(self) -> Self { self.leading_zeros() as $t }
+            fn population_count(self) -> Self { self.count_ones() as $t }
         }
     )*};
 }
@@ -255,7 +282,7 @@ impl Element for bool {
 }
 
 macro_rules! float {
-    ($t:ty, compute in $c:ty, $to:expr, $from:expr, from int $from_int:expr) => {
+    ($t:ty, compute in $c:ty, $to:expr, $from:expr, from int $from_int:expr, bits $bits:ty) => {
         /// Computed in `$c` (f16 and bf16 in f32, as XLA's CPU backend does) and rounded once.
         impl Element for $t {
             fn widen(self) -> Wide {
@@ -277,7 +304,20 @@ macro_rules! float {
                 minimum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN }
                     else if a < b || (a == b && b.is_sign_positive()) { a } else { b });
             float!(@binary_m $t, $c, $to, $from; pow, atan2);
-            float!(@unary_m $t, $c, $to, $from; exp, log, log1p, expm1, tanh, logistic, sin, cos, sin_fast, cos_fast);
+            float!(@unary_m $t, $c, $to, $from; exp, log, log1p, expm1, tanh, logistic, sin, cos, sin_fast, cos_fast,
+                tan, tan_fast, erf, cbrt);
+            /// On the type's own bits, as XLA's CPU backend (denormal results of a narrowed
+            /// exponent range are ±0).
+            fn reduce_precision(self, exponent_bits: i32, mantissa_bits: i32) -> Self {
+                let bits = reduce_precision_bits(
+                    self.to_bits().into(),
+                    <$bits>::BITS,
+                    <$t>::MANTISSA_DIGITS - 1,
+                    exponent_bits,
+                    mantissa_bits,
+                );
+                <$t>::from_bits(bits as $bits)
+            }
             float!(@unary $t, $c, $to, $from; neg: |a: $c| -a, abs: <$c>::abs,
                 sign: |a: $c| if a == 0.0 || a.is_nan() { a } else { a.signum() },
                 sqrt: math::sqrt::<$c>, rsqrt: math::rsqrt::<$c>, floor: <$c>::floor, ceil: <$c>::ceil,
@@ -364,10 +404,47 @@ impl FromF64Value for half::bf16 {
     }
 }
 
-float!(f32, compute in f32, |v| v, |v| v, from int |i| i as f32);
-float!(f64, compute in f64, |v| v, |v| v, from int |i| i as f64);
-float!(half::f16, compute in f32, half::f16::to_f32, half::f16::from_f32, from int |i| half::f16::from_f32(i as f32));
-float!(half::bf16, compute in f32, half::bf16::to_f32, half::bf16::from_f32, from int |i| half::bf16::from_f32(i as f32));
+float!(f32, compute in f32, |v| v, |v| v, from int |i| i as f32, bits u32);
+float!(f64, compute in f64, |v| v, |v| v, from int |i| i as f64, bits u64);
+float!(half::f16, compute in f32, half::f16::to_f32, half::f16::from_f32, from int |i| half::f16::from_f32(i as f32), bits u16);
+float!(half::bf16, compute in f32, half::bf16::to_f32, half::bf16::from_f32, from int |i| half::bf16::from_f32(i as f32), bits u16);
+
+/// XLA's `ReducePrecision` (its CPU emitter, without quieting NaNs) on the bits of a float
+/// `width` bits wide with `mantissa` explicit mantissa bits: the mantissa rounded to
+/// `mantissa_bits` (to nearest, ties to even; a carry moves into the exponent), then an
+/// exponent beyond the range of `exponent_bits` bits made ±∞ and one at or below its
+/// smallest normal made ±0. A NaN stays itself (becomes +∞ when no mantissa bit is kept).
+fn reduce_precision_bits(x: u64, width: u32, mantissa: u32, exponent_bits: i32, mantissa_bits: i32) -> u64 {
+    let exponent = width - 1 - mantissa;
+    let in_width = if width == 64 { u64::MAX } else { (1 << width) - 1 };
+    let sign_mask = 1u64 << (width - 1);
+    let exponent_mask = ((1u64 << exponent) - 1) << mantissa;
+    let is_nan = x & !sign_mask > exponent_mask;
+    let mut bits = x;
+    if i64::from(mantissa_bits) < i64::from(mantissa) {
+        let shift = mantissa - mantissa_bits as u32;
+        let last_kept = 1u64 << shift;
+        let bias = (bits & last_kept) >> shift;
+        let bias = bias + (last_kept >> 1) - 1;
+        bits = bits.wrapping_add(bias) & !(last_kept - 1) & in_width;
+    }
+    if i64::from(exponent_bits) < i64::from(exponent) {
+        let bias = (1u64 << (exponent - 1)) - 1;
+        let reduced_bias = (1u64 << (exponent_bits - 1)) - 1;
+        let biased_exponent = bits & exponent_mask;
+        let signed_zero = bits & sign_mask;
+        if biased_exponent > (bias + reduced_bias) << mantissa {
+            bits = signed_zero | exponent_mask;
+        } else if biased_exponent <= (bias - reduced_bias) << mantissa {
+            bits = signed_zero;
+        }
+    }
+    match (is_nan, mantissa_bits > 0) {
+        (false, _) => bits,
+        (true, true) => x,
+        (true, false) => exponent_mask,
+    }
+}
 
 /// Converts one element to another type, as XLA's `convert` does.
 pub(crate) fn convert<S: Element, D: Element>(value: S) -> D {

@@ -221,8 +221,12 @@ impl ScalarProgram {
 
 fn unary<M: MulAdd>(op: UnaryOp, x: Scalar) -> Scalar {
     use UnaryOp::*;
-    if op == IsFinite {
-        return Scalar::Pred(with_scalar!(x, v => v.is_finite()));
+    match op {
+        IsFinite => return Scalar::Pred(with_scalar!(x, v => v.is_finite())),
+        ReducePrecision { exponent_bits, mantissa_bits } => {
+            return with_scalar!(x, v => v.reduce_precision(exponent_bits, mantissa_bits).scalar())
+        }
+        _ => {}
     }
     with_scalar!(x, v => {
         let f = match op {
@@ -242,7 +246,12 @@ fn unary<M: MulAdd>(op: UnaryOp, x: Scalar) -> Scalar {
             Round => Element::round,
             Sin => Element::sin::<M>,
             Cos => Element::cos::<M>,
-            Not | IsFinite => Element::not,
+            Tan => Element::tan::<M>,
+            Erf => Element::erf::<M>,
+            Cbrt => Element::cbrt::<M>,
+            Clz => Element::clz,
+            PopulationCount => Element::population_count,
+            Not | IsFinite | ReducePrecision { .. } => Element::not,
         };
         f(v).scalar()
     })

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
+use crate::attributes::UnaryOp;
 use crate::element_type::ElementType;
 use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::literal::display::values_text;
@@ -170,6 +171,9 @@ fn instruction_body(instruction: &Instruction, operands: &[&str], predicated: bo
                 }
             }
             parts.join(", ")
+        }
+        Opcode::Unary(UnaryOp::ReducePrecision { exponent_bits, mantissa_bits }) => {
+            format!("exponent_bits={exponent_bits}, mantissa_bits={mantissa_bits}")
         }
         Opcode::Unary(_)
         | Opcode::Binary(_)

@@ -20,7 +20,7 @@ pub(crate) fn unary_shape(op: UnaryOp, operand: &Shape) -> Result<Shape> {
         Floor | Ceil | Round if !t.is_float() => invalid_argument!(
             "Expected element type in shape to be floating for {name} operation; got {type_name}."
         ),
-        Exp | Log | Log1p | Expm1 | Tanh | Logistic | Sqrt | Rsqrt | Sin | Cos if !t.is_float() => {
+        Exp | Log | Log1p | Expm1 | Tanh | Logistic | Sqrt | Rsqrt | Cbrt | Sin | Cos | Tan if !t.is_float() => {
             invalid_argument!(
                 "Expected element type in shape to be floating or complex for {name} operation; got {type_name}."
             )
@@ -37,6 +37,24 @@ pub(crate) fn unary_shape(op: UnaryOp, operand: &Shape) -> Result<Shape> {
         Not if !(t == ElementType::Pred || t.is_integral()) => invalid_argument!(
             "Expected pred or an integral element type in argument to Not operation; got {type_name}."
         ),
+        Erf if !t.is_float() => invalid_argument!(
+            "Expected element type in shape to be floating for {name} operation; got {type_name}."
+        ),
+        Clz if !t.is_integral() => invalid_argument!(
+            "Expected an integral element type in argument to Clz operation; got {type_name}."
+        ),
+        PopulationCount if !t.is_integral() => invalid_argument!(
+            "Expected an integral element type in argument to PopulationCount operation; got {type_name}."
+        ),
+        ReducePrecision { .. } if !t.is_float() => invalid_argument!(
+            "Expected element type in shape to be floating point for ReducePrecision operation; got {type_name}."
+        ),
+        ReducePrecision { exponent_bits, .. } if exponent_bits < 1 => {
+            invalid_argument!("Expected exponent_bits >= 1; got {exponent_bits}.")
+        }
+        ReducePrecision { mantissa_bits, .. } if mantissa_bits < 0 => {
+            invalid_argument!("Expected non-negative mantissa_bits; got {mantissa_bits}.")
+        }
         IsFinite if !t.is_float() => invalid_argument!(
             "Expected element type in shape to be floating point for IsFinite operation; got {type_name}."
         ),

@@ -64,7 +64,7 @@ fn rows<T: NativeType + Element, I: NativeType + Element>(
     }
     let length = shape.dimensions()[dimension] as usize;
     let count = shape.element_count() as usize;
-    let rows = if length == 0 { out_values.shape().element_count() as usize } else { count / length };
+    let rows = count.checked_div(length).unwrap_or_else(|| out_values.shape().element_count() as usize);
     let (value_strides, index_strides) = (shape.strides(), indices.shape().strides());
     let kept: Vec<usize> = (0..shape.rank()).filter(|&d| d != dimension).collect();
     // The buffer positions of row `r` (row-major over the kept dimensions).

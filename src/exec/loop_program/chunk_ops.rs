@@ -199,6 +199,14 @@ fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
         Round => map1(x, out, Element::round),
         Sin => map1_trig(x, out, Element::sin_fast::<M>, Element::sin::<M>),
         Cos => map1_trig(x, out, Element::cos_fast::<M>, Element::cos::<M>),
+        Tan => map1_trig(x, out, Element::tan_fast::<M>, Element::tan::<M>),
+        Erf => map1(x, out, Element::erf::<M>),
+        Cbrt => map1(x, out, Element::cbrt::<M>),
+        Clz => map1(x, out, Element::clz),
+        PopulationCount => map1(x, out, Element::population_count),
+        ReducePrecision { exponent_bits, mantissa_bits } => {
+            map1(x, out, |v| v.reduce_precision(exponent_bits, mantissa_bits))
+        }
         Not => map1(x, out, Element::not),
         IsFinite => map1(x, out, |v| v),
     }

@@ -35,7 +35,6 @@ mod exp_log;
 mod hyperbolic;
 mod pow;
 mod roots;
-#[cfg_attr(not(test), allow(dead_code))] // erf awaits its opcode (tested here)
 mod special;
 mod trig;
 
@@ -45,8 +44,9 @@ mod tests;
 pub(crate) use exp_log::{exp, expm1, log, log1p};
 pub(crate) use hyperbolic::{logistic, tanh};
 pub(crate) use pow::pow;
-pub(crate) use roots::{rsqrt, sqrt};
-pub(crate) use trig::{atan2, cos, cos_fast, sin, sin_fast, trig_beyond_fast};
+pub(crate) use roots::{cbrt, rsqrt, sqrt};
+pub(crate) use special::erf;
+pub(crate) use trig::{atan2, cos, cos_fast, sin, sin_fast, tan, tan_fast, trig_beyond_fast};
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
@@ -96,7 +96,6 @@ pub(crate) trait Real:
     fn split_exponent(self) -> (Self, Self);
     /// `m` in `[1, 2)` and integral `e` with `self = m · 2^e`, for positive normal finite
     /// `self`.
-    #[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
     fn split_exponent_unit(self) -> (Self, Self);
     /// Square root (one instruction).
     fn sqrt(self) -> Self;

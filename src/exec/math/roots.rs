@@ -21,10 +21,8 @@ pub(crate) fn rsqrt<T: Real>(x: T) -> T {
 }
 
 /// `∛m` on `[1, 2)` to about 10⁻⁴ (`f32` results) and 10⁻⁶ (`f64`).
-#[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
 const CBRT_GUESS_FOR_F32: &[f64] =
     &[0.552_823_417_895_741, 0.587_114_293_127_232_2, -0.162_969_672_884_543_4, 0.023_104_964_328_443_684];
-#[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
 const CBRT_GUESS: &[f64] = &[
     0.473_330_679_523_502_16,
     0.838_160_031_902_49,
@@ -36,7 +34,6 @@ const CBRT_GUESS: &[f64] = &[
 
 /// `∛a` for positive finite normal `a`, from a guess polynomial for `∛m` on `[1, 2)`.
 #[inline(always)]
-#[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
 fn cbrt_positive<M: MulAdd>(a: f64, guess: &[f64]) -> f64 {
     let (m, e) = a.split_exponent_unit();
     // e = 3k + i with i in {0, 1, 2}: k = round((e - 1) / 3).
@@ -53,13 +50,11 @@ fn cbrt_positive<M: MulAdd>(a: f64, guess: &[f64]) -> f64 {
 
 /// `∛x`, odd, exact at 0 and ±∞.
 #[inline(always)]
-#[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
 pub(crate) fn cbrt<T: Roots, M: MulAdd>(x: T) -> T {
     x.cbrt::<M>()
 }
 
 /// The cube root of one float type.
-#[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
 pub(crate) trait Roots: Real {
     fn cbrt<M: MulAdd>(self) -> Self;
 }

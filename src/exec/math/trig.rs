@@ -32,12 +32,10 @@ pub(crate) trait Trig: Real {
     /// `cos x` for `|x| ≤ FAST_MAX`.
     fn cos_fast<M: MulAdd>(self) -> Self;
     /// `tan x` for `|x| ≤ FAST_MAX`.
-    #[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
     fn tan_fast<M: MulAdd>(self) -> Self;
     /// The system libm's functions, for arguments beyond the fast path.
     fn sin_libm(self) -> Self;
     fn cos_libm(self) -> Self;
-    #[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
     fn tan_libm(self) -> Self;
 }
 
@@ -64,7 +62,6 @@ const SIN_P: &[f64] = &[
 ];
 
 /// `(cos r - 1 + r²/2) / r⁴` in `r²` on `|r| ≤ π/4`, for `f32` results.
-#[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
 const COS_Q_FOR_F32: &[f64] = &[
     0.041_666_666_665_419_495,
     -0.001_388_888_785_490_950_5,
@@ -73,7 +70,6 @@ const COS_Q_FOR_F32: &[f64] = &[
 ];
 
 /// The same to `f64` precision.
-#[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
 const COS_Q: &[f64] = &[
     0.041_666_666_666_666_664,
     -0.001_388_888_888_888_851_4,
@@ -111,7 +107,6 @@ fn sin_poly<M: MulAdd>(hi: f64, lo: f64) -> f64 {
 
 /// `cos(hi + lo)` for `|hi| ≤ π/4`, `|lo| ≤ ulp(hi)`.
 #[inline(always)]
-#[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
 fn cos_poly<M: MulAdd>(hi: f64, lo: f64, coefficients: &[f64]) -> f64 {
     let z = hi * hi;
     let half_z = 0.5 * z;
@@ -262,6 +257,12 @@ pub(crate) fn cos_fast<T: Trig, M: MulAdd>(x: T) -> T {
     x.cos_fast::<M>()
 }
 
+/// `tan x`, branch-free; valid where [`trig_beyond_fast`] is false.
+#[inline(always)]
+pub(crate) fn tan_fast<T: Trig, M: MulAdd>(x: T) -> T {
+    x.tan_fast::<M>()
+}
+
 /// `sin x` for every `x` (branches to libm beyond the fast path).
 #[inline(always)]
 pub(crate) fn sin<T: Trig, M: MulAdd>(x: T) -> T {
@@ -284,7 +285,6 @@ pub(crate) fn cos<T: Trig, M: MulAdd>(x: T) -> T {
 
 /// `tan x` for every `x`; denormals read as ±0, as in XLA.
 #[inline(always)]
-#[cfg_attr(not(test), allow(dead_code))] // tan, erf and cbrt await their opcodes (tested here)
 pub(crate) fn tan<T: Trig, M: MulAdd>(x: T) -> T {
     if trig_beyond_fast(x) {
         x.tan_libm()
