@@ -213,18 +213,31 @@ def compare(got, expected, rtol, atol):
         return False, "shape %s, expected %s" % (list(got.shape), list(expected.shape))
     if got.size == 0:
         return True, "no elements"
-    exact = all(v.dtype.kind in "biu" for v in (got, expected))
-    wide = np.complex128 if "c" in (got.dtype.kind, expected.dtype.kind) else np.float64
-    a, e = got.astype(wide), expected.astype(wide)
-    same = (a == e) | (np.isnan(a) & np.isnan(e))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        difference = np.where(same, 0.0, np.abs(a - e))
-        relative = np.where(same, 0.0, difference / np.abs(e))
-        within = same if exact else same | (difference <= atol + rtol * np.abs(e))
-    nan_mismatch = int(np.count_nonzero(np.isnan(difference)))
-    max_abs = float(np.nanmax(difference)) if nan_mismatch < difference.size else float("nan")
-    finite_relative = relative[np.isfinite(relative)]
-    max_rel = float(finite_relative.max()) if finite_relative.size else 0.0
+    if all(v.dtype.kind in "biu" for v in (got, expected)):
+        # Integers and pred: exact, in Python integers (s64 and u64 do not fit in an f64).
+        within = got == expected
+        difference = np.abs(got.astype(object) - expected.astype(object))
+        magnitude = np.abs(expected.astype(object))
+        max_abs = int(difference.max())
+        max_rel = max((float(d) / float(m) for d, m in zip(difference.flat, magnitude.flat)
+                       if d and m), default=0.0)
+        nan_mismatch = 0
+    else:
+        wide = np.complex128 if "c" in (got.dtype.kind, expected.dtype.kind) else np.float64
+        a, e = got.astype(wide), expected.astype(wide)
+        # Equal values (infinities of one sign included) and NaN against NaN are equal; other
+        # non-finite values are never within a tolerance.
+        same = (a == e) | (np.isnan(a) & np.isnan(e))
+        finite = np.isfinite(a) & np.isfinite(e)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            difference = np.where(same, 0.0, np.abs(a - e))
+            relative = np.where(same | (e == 0), 0.0, difference / np.abs(e))
+            within = same | (finite & (difference <= atol + rtol * np.abs(e)))
+        nan_mismatch = int(np.count_nonzero((np.isnan(a) | np.isnan(e)) & ~same))
+        measured = difference[~np.isnan(difference)]
+        max_abs = float(measured.max()) if measured.size else 0.0
+        measured = relative[~np.isnan(relative)]
+        max_rel = float(measured.max()) if measured.size else 0.0
     summary = "max abs diff %.3g, max rel diff %.3g" % (max_abs, max_rel)
     bad = int(np.count_nonzero(~within))
     if bad:
