@@ -101,7 +101,7 @@ class Xla:
                            % getattr(jax, "__version__", "?"))
         try:
             self.backend = jax.extend.backend.get_backend(backend_name)
-        except RuntimeError as error:
+        except Exception as error:  # RuntimeError in 0.6.0 and 0.10.2
             raise BadInput("jax has no %s backend here: %s" % (backend_name, one_line(error)))
         self.device = self.backend.local_devices()[0]
 
