@@ -150,8 +150,8 @@ mod shape_inference;
 mod storage;
 
 pub use attributes::{
-    BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, PaddingConfigDimension,
-    RandomAlgorithm, UnaryOp,
+    BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, PaddingConfigDimension, Precision,
+    PrecisionConfig, RandomAlgorithm, UnaryOp,
 };
 pub use builder::*;
 pub use element_type::ElementType;

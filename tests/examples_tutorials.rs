@@ -16,6 +16,10 @@ mod mlp;
 #[path = "../examples/control_flow.rs"]
 mod control_flow;
 
+#[allow(dead_code)]
+#[path = "../examples/mixed_precision.rs"]
+mod mixed_precision;
+
 /// The broadcasting tutorial's headings, in the document's order.
 const HEADINGS: [&str; 8] = [
     "1. A scalar and a matrix",
@@ -272,4 +276,15 @@ fn the_control_flow_tutorial_checks_itself_and_reports() {
     assert_line(&text, "labels by descending score: [11, 13, 15, 12, 10, 14]");
     assert_line(&text, "top 3 scores [0.9, 0.9, 0.7] at positions [1, 3, 5]");
     assert_line(&text, "the same seed gives the same mask");
+}
+
+// ---- examples/mixed_precision.rs ----------------------------------------------------------------
+
+#[test]
+fn the_mixed_precision_tutorial_keeps_each_arithmetic_within_its_bound() {
+    let text = text_of(mixed_precision::tutorial);
+    for name in ["f32", "bf16 operands, f32 accumulation", "int8 operands, s32 accumulation"] {
+        assert!(text.lines().any(|l| l.starts_with(name)), "no line for {name} in\n{text}");
+    }
+    assert_line(&text, "each error is within its arithmetic's bound");
 }

@@ -7,9 +7,11 @@
 mod dot;
 mod elementwise;
 mod padding;
+mod precision;
 mod random;
 
 pub use dot::DotDimensionNumbers;
 pub use elementwise::{BinaryOp, ComparisonDirection, UnaryOp};
 pub use padding::{PaddingConfig, PaddingConfigDimension};
+pub use precision::{Precision, PrecisionConfig};
 pub use random::RandomAlgorithm;

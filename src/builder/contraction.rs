@@ -1,8 +1,9 @@
 //! Ops that combine many elements into one: `reduce`, `dot` and `dot_general`.
 
-use crate::attributes::DotDimensionNumbers;
+use crate::attributes::{DotDimensionNumbers, PrecisionConfig};
 use crate::builder::builder::Operand;
 use crate::builder::{XlaBuilder, XlaOp};
+use crate::element_type::ElementType;
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::ir::Opcode;
 use crate::shape_inference::dot::dot_shape;
@@ -118,13 +119,41 @@ fn record_reduce<'b>(
 /// ```
 #[track_caller]
 pub fn dot<'b>(lhs: XlaOp<'b>, rhs: XlaOp<'b>) -> XlaOp<'b> {
+    dot_with(lhs, rhs, None, None)
+}
+
+/// [`dot`] with XLA's two optional arguments: a precision per operand (for backends that
+/// compute less precisely by default, such as XLA's GPU backend, which runs a `Default` f32
+/// dot in TF32) and the preferred element type, the type products are accumulated in and
+/// returned as (`bf16 · bf16 → f32`, `s8 · s8 → s32`; a narrower type computes in the
+/// operands' type and converts the result).
+///
+/// ```
+/// use lazy_xla::*;
+/// let b = XlaBuilder::new("int8");
+/// let x = b.parameter(0, &shape!(s8[1, 200]), "x");
+/// let w = b.parameter(1, &shape!(s8[200, 1]), "w");
+/// let y = dot_with(x, w, None, Some(ElementType::S32));
+/// let exe = b.build(y)?.compile(&CompileOptions::default())?;
+/// let hundreds = |s: &Shape| Literal::from_vec(s, vec![100i8; 200]);
+/// let out = exe.execute(&[&hundreds(&shape!(s8[1, 200]))?, &hundreds(&shape!(s8[200, 1]))?])?;
+/// assert_eq!(out.to_vec::<i32>()?, vec![2_000_000]);
+/// # Ok::<(), lazy_xla::Error>(())
+/// ```
+#[track_caller]
+pub fn dot_with<'b>(
+    lhs: XlaOp<'b>,
+    rhs: XlaOp<'b>,
+    precision_config: Option<&PrecisionConfig>,
+    preferred_element_type: Option<ElementType>,
+) -> XlaOp<'b> {
     let lhs_rank = lhs.builder().get_shape(lhs).map_or(2, |s| s.rank());
     let numbers = DotDimensionNumbers {
         lhs_contracting_dimensions: vec![if lhs_rank == 1 { 0 } else { 1 }],
         rhs_contracting_dimensions: vec![0],
         ..Default::default()
     };
-    dot_general(lhs, rhs, &numbers)
+    dot_general_with(lhs, rhs, &numbers, precision_config, preferred_element_type)
 }
 
 /// The general tensor contraction (XLA's `DotGeneral`): sums over pairs of contracting
@@ -147,10 +176,41 @@ pub fn dot<'b>(lhs: XlaOp<'b>, rhs: XlaOp<'b>) -> XlaOp<'b> {
 /// ```
 #[track_caller]
 pub fn dot_general<'b>(lhs: XlaOp<'b>, rhs: XlaOp<'b>, dimension_numbers: &DotDimensionNumbers) -> XlaOp<'b> {
+    dot_general_with(lhs, rhs, dimension_numbers, None, None)
+}
+
+/// [`dot_general`] with XLA's two optional arguments, as [`dot_with`] has them. Without a
+/// preferred type, operands of different types are converted to the result's (the
+/// higher-precision one); with one, the dot keeps its operands' types, as XLA's does, and its
+/// result has the preferred type.
+///
+/// ```
+/// use lazy_xla::*;
+/// let b = XlaBuilder::new("mixed");
+/// let x = b.parameter(0, &shape!(bf16[8, 2, 3]), "x");
+/// let y = b.parameter(1, &shape!(bf16[8, 3, 4]), "y");
+/// let numbers = DotDimensionNumbers::new(&[2], &[1], &[0], &[0]);
+/// let highest = PrecisionConfig { operand_precision: vec![Precision::Highest; 2] };
+/// let z = dot_general_with(x, y, &numbers, Some(&highest), Some(ElementType::F32));
+/// assert_eq!(b.get_shape(z)?, shape!(f32[8, 2, 4]));
+/// # Ok::<(), lazy_xla::Error>(())
+/// ```
+#[track_caller]
+pub fn dot_general_with<'b>(
+    lhs: XlaOp<'b>,
+    rhs: XlaOp<'b>,
+    dimension_numbers: &DotDimensionNumbers,
+    precision_config: Option<&PrecisionConfig>,
+    preferred_element_type: Option<ElementType>,
+) -> XlaOp<'b> {
     lhs.builder().record("dot", &[lhs, rhs], |emit, operands| {
-        let result = dot_shape(&operands[0].shape, &operands[1].shape, dimension_numbers)?;
-        let ids: Vec<_> =
-            operands.iter().map(|o| emit.convert_if_needed(o.id, result.element_type())).collect();
-        Ok(emit.emit(Opcode::Dot(dimension_numbers.clone()), &ids, result))
+        let result =
+            dot_shape(&operands[0].shape, &operands[1].shape, dimension_numbers, preferred_element_type)?;
+        let ids: Vec<_> = match preferred_element_type {
+            Some(_) => operands.iter().map(|o| o.id).collect(),
+            None => operands.iter().map(|o| emit.convert_if_needed(o.id, result.element_type())).collect(),
+        };
+        let precision = precision_config.cloned().unwrap_or_default();
+        Ok(emit.emit(Opcode::Dot { numbers: dimension_numbers.clone(), precision }, &ids, result))
     })
 }

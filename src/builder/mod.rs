@@ -15,7 +15,7 @@ mod sorting;
 mod tuples;
 
 pub use builder::{XlaBuilder, XlaOp};
-pub use contraction::{dot, dot_general, reduce, reduce_variadic};
+pub use contraction::{dot, dot_general, dot_general_with, dot_with, reduce, reduce_variadic};
 pub use control::{call, conditional, conditional_indexed, map, while_loop};
 pub use data_movement::{
     broadcast, broadcast_in_dim, concat_in_dim, iota, pad, reshape, rev, slice, transpose,

@@ -1,6 +1,7 @@
 //! The executor: compile a computation into an [`Executable`] and run it over layout-aware
 //! buffers.
 
+pub(crate) mod dot_step;
 pub(crate) mod element;
 mod executable;
 pub(crate) mod kernels;

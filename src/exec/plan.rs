@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use crate::attributes::{ComparisonDirection, DotDimensionNumbers, PaddingConfig, RandomAlgorithm};
+use crate::attributes::{ComparisonDirection, PaddingConfig, RandomAlgorithm};
 use crate::error::{Error, Result};
+use crate::exec::dot_step::DotStep;
 use crate::exec::kernels::arg_reduce::{self, ArgExtreme};
-use crate::exec::kernels::{bitcast, contraction, data_movement, interpreted, random, sort};
+use crate::exec::kernels::{bitcast, data_movement, interpreted, random, sort};
 use crate::exec::loop_program::LoopProgram;
 use crate::exec::relayout::Relayouts;
 use crate::exec::scalar_program::{Scalar, ScalarProgram};
@@ -51,12 +52,8 @@ enum Step {
     },
     /// A map: its computation applied element by element.
     Map(Function),
-    /// A dot, computed row-major, then laid out by `relayout` if the result's layout is
-    /// another.
-    Dot {
-        numbers: DotDimensionNumbers,
-        relayout: Option<Box<LoopProgram>>,
-    },
+    /// A dot: XLA's types for its result, the product row-major, then laid out.
+    Dot(Box<DotStep>),
     /// A reshape that reorders memory.
     Reshape,
     Concatenate {
@@ -306,14 +303,7 @@ impl Plan {
                     out,
                 )
             }
-            (Step::Dot { numbers, relayout: None }, &[lhs, rhs]) => {
-                contraction::dot([lhs, rhs], numbers, out, parallel)
-            }
-            (Step::Dot { numbers, relayout: Some(relayout) }, &[lhs, rhs]) => {
-                let mut row_major = Literal::for_overwrite(&out.shape().with_default_layout())?;
-                contraction::dot([lhs, rhs], numbers, &mut row_major, parallel)?;
-                relayout.run(&[&row_major], out, parallel)
-            }
+            (Step::Dot(dot), &[lhs, rhs]) => dot.run([lhs, rhs], out, parallel),
             (Step::Reshape, &[operand]) => data_movement::reshape(operand, out),
             (Step::BitcastConvert, &[operand]) => bitcast::bitcast_convert(operand, out),
             (Step::Concatenate { dimension }, _) => data_movement::concatenate(inputs, *dimension, out),
@@ -558,11 +548,8 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         Opcode::RngBitGenerator { algorithm } => Step::RngBitGenerator(*algorithm),
         Opcode::BitcastConvert => Step::BitcastConvert,
         Opcode::Reduce { .. } => Step::Loop(program(&HloComputation::single(instruction, &operand_shapes))?),
-        Opcode::Dot(numbers) => {
-            let row_major = instruction.shape.with_default_layout();
-            let relayout = (row_major != instruction.shape)
-                .then(|| Box::new(LoopProgram::copy(&row_major, &instruction.shape)));
-            Step::Dot { numbers: numbers.clone(), relayout }
+        Opcode::Dot { numbers, .. } => {
+            Step::Dot(Box::new(DotStep::new(instruction, numbers, &operand_shapes)?))
         }
         Opcode::Concatenate { dimension } => Step::Concatenate { dimension: *dimension },
         Opcode::Pad(config) => Step::Pad(config.clone()),

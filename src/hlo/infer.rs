@@ -143,9 +143,8 @@ pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape
             }
             map_shape(operands, &signature, dimensions)
         }
-        Opcode::Dot(numbers) => {
-            same_element_type(opcode, operands)?;
-            dot_shape(operands[0], operands[1], numbers)
+        Opcode::Dot { numbers, .. } => {
+            dot_shape(operands[0], operands[1], numbers, Some(declared.element_type()))
         }
         Opcode::Fusion { computation, .. } => {
             let parameters = computation.parameters();
@@ -185,7 +184,7 @@ fn operand_count(opcode: &Opcode) -> OperandCount {
         | Opcode::TopK { .. }
         | Opcode::RngBitGenerator { .. }
         | Opcode::BitcastConvert => 1,
-        Opcode::Binary(_) | Opcode::Compare(_) | Opcode::Pad(_) | Opcode::Dot(_) => 2,
+        Opcode::Binary(_) | Opcode::Compare(_) | Opcode::Pad(_) | Opcode::Dot { .. } => 2,
         Opcode::Select | Opcode::Clamp => 3,
         Opcode::While { .. } => 1,
         Opcode::Conditional { branches } => 1 + branches.len(),

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use crate::attributes::{
-    BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, RandomAlgorithm, UnaryOp,
+    BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, PrecisionConfig, RandomAlgorithm,
+    UnaryOp,
 };
 use crate::literal::Literal;
 use crate::shape::program_shape::ProgramShape;
@@ -246,7 +247,12 @@ pub(crate) enum Opcode {
         dimensions: Vec<i64>,
         computation: Arc<HloComputation>,
     },
-    Dot(DotDimensionNumbers),
+    /// XLA's `Dot`: its dimension numbers and precision config; the result's element type
+    /// is the preferred element type (the accumulator), which may differ from the operands'.
+    Dot {
+        numbers: DotDimensionNumbers,
+        precision: PrecisionConfig,
+    },
     /// A fusion: the called computation's parameters are this instruction's operands.
     Fusion {
         kind: FusionKind,
@@ -328,7 +334,7 @@ impl Opcode {
             Opcode::Pad(_) => "pad",
             Opcode::Reverse { .. } => "reverse",
             Opcode::Reduce { .. } => "reduce",
-            Opcode::Dot(_) => "dot",
+            Opcode::Dot { .. } => "dot",
             Opcode::Fusion { .. } => "fusion",
         }
     }

@@ -158,7 +158,7 @@ fn instruction_body(instruction: &Instruction, operands: &[&str], predicated: bo
                 format!("branch_computations={{{}}}", names.join(", "))
             }
         },
-        Opcode::Dot(numbers) => {
+        Opcode::Dot { numbers, precision } => {
             let mut parts = Vec::new();
             for (label, dims) in [
                 ("lhs_batch_dims", &numbers.lhs_batch_dimensions),
@@ -170,6 +170,7 @@ fn instruction_body(instruction: &Instruction, operands: &[&str], predicated: bo
                     parts.push(format!("{label}={{{}}}", join(dims)));
                 }
             }
+            parts.extend(precision.hlo_attribute());
             parts.join(", ")
         }
         Opcode::Unary(UnaryOp::ReducePrecision { exponent_bits, mantissa_bits }) => {

@@ -222,7 +222,10 @@ mod tests {
 
     #[test]
     fn a_loop_fusion_holds_only_what_a_loop_computes() {
-        let dot = Opcode::Dot(DotDimensionNumbers::new(&[1], &[0], &[], &[]));
+        let dot = Opcode::Dot {
+            numbers: DotDimensionNumbers::new(&[1], &[0], &[], &[]),
+            precision: Default::default(),
+        };
         let fused = computation(vec![
             parameter(0, "f32[2,2]"),
             parameter(1, "f32[2,2]"),

@@ -90,7 +90,10 @@ impl Hash for Key {
             Opcode::Transpose { permutation } => permutation.hash(state),
             Opcode::Slice { starts, limits, strides } => (starts, limits, strides).hash(state),
             Opcode::Pad(config) => config.hash(state),
-            Opcode::Dot(numbers) => numbers.hash(state),
+            Opcode::Dot { numbers, precision } => {
+                numbers.hash(state);
+                precision.hash(state);
+            }
             Opcode::Reduce { dimensions, .. } | Opcode::Map { dimensions, .. } => dimensions.hash(state),
             Opcode::Fusion { kind, .. } => kind.hash(state),
             Opcode::Sort { dimension, is_stable, .. } => (dimension, is_stable).hash(state),

@@ -1,13 +1,20 @@
 //! Dot products: XLA's `InferDotOpShape` and `ValidateDotDimensionNumbers`.
 
 use crate::attributes::DotDimensionNumbers;
+use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Result};
 use crate::shape::Shape;
 use crate::shape_inference::{higher_precision, make_shape};
 
 /// The result of `dot_general`: batch dimensions, then the lhs's free dimensions, then the
-/// rhs's, in the higher-precision element type of the two; default layout.
-pub(crate) fn dot_shape(lhs: &Shape, rhs: &Shape, numbers: &DotDimensionNumbers) -> Result<Shape> {
+/// rhs's, in the preferred element type if there is one (XLA's builder takes any, narrower
+/// ones included), else the higher-precision element type of the two; default layout.
+pub(crate) fn dot_shape(
+    lhs: &Shape,
+    rhs: &Shape,
+    numbers: &DotDimensionNumbers,
+    preferred_element_type: Option<ElementType>,
+) -> Result<Shape> {
     let in_range = |rank: usize, lists: [&Vec<i64>; 2]| {
         lists.iter().all(|list| list.iter().all(|&d| (0..rank as i64).contains(&d)))
     };
@@ -66,7 +73,9 @@ pub(crate) fn dot_shape(lhs: &Shape, rhs: &Shape, numbers: &DotDimensionNumbers)
             }
         }
     }
-    make_shape(higher_precision(lhs.element_type(), rhs.element_type()), &dimensions)
+    let element_type =
+        preferred_element_type.unwrap_or_else(|| higher_precision(lhs.element_type(), rhs.element_type()));
+    make_shape(element_type, &dimensions)
 }
 
 /// The dimension numbers as protobuf's `DebugString` prints them: one `field: value` line per

@@ -39,6 +39,11 @@ pub(crate) fn sort(
     outs: &mut [&mut Literal],
 ) -> Result<()> {
     let Some(first) = operands.first() else { return Ok(()) };
+    if let (Comparator::Keys(direction), [out]) = (comparator, &mut *outs) {
+        if operands.len() == 1 && sort_values(first, dimension, *direction, parallel, out)? {
+            return Ok(());
+        }
+    }
     let dimensions = first.shape().dimensions().to_vec();
     let length = dimensions.get(dimension).copied().unwrap_or(1) as usize;
     let count = first.shape().element_count() as usize;
@@ -118,6 +123,85 @@ pub(crate) fn sort(
         });
     }
     Ok(())
+}
+
+/// One operand sorted by `lt` or `gt` of itself: each slice's values sorted directly (an
+/// unstable sort, as fast as the standard library's), where equal keys are identical, so any
+/// order of them is the stable one: no NaN (which `lt` does not order) and not both zeros.
+/// Returns false, having written nothing, where that does not hold.
+fn sort_values(
+    operand: &Literal,
+    dimension: usize,
+    direction: ComparisonDirection,
+    parallel: bool,
+    out: &mut Literal,
+) -> Result<bool> {
+    let ascending = match direction {
+        ComparisonDirection::Lt => true,
+        ComparisonDirection::Gt => false,
+        _ => return Ok(false),
+    };
+    let shape = operand.shape();
+    if shape.dimensions() != out.shape().dimensions() || dimension >= shape.rank() {
+        return Ok(false);
+    }
+    let length = shape.dimensions()[dimension] as usize;
+    let count = shape.element_count() as usize;
+    if length == 0 || count == 0 {
+        return Ok(true);
+    }
+    let kept: Vec<usize> = (0..shape.rank()).filter(|&d| d != dimension).collect();
+    let (from, to) = (shape.strides(), out.shape().strides());
+    // The first buffer position of slice `s` (row-major over the kept dimensions).
+    let base = |strides: &[i64], s: usize| -> i64 {
+        let mut rest = s;
+        kept.iter().rev().fold(0, |offset, &d| {
+            let size = shape.dimensions()[d] as usize;
+            let i = rest % size;
+            rest /= size;
+            offset + i as i64 * strides[d]
+        })
+    };
+    with_native_type!(operand.element_type(), T => {
+        let source = operand.memory::<T>()?;
+        let zero = <T as NativeType>::ZERO;
+        let (mut positive_zero, mut negative_zero) = (false, false);
+        #[allow(clippy::eq_op)] // x == x is false exactly for NaN
+        let no_nan = source.iter().all(|&v| {
+            if v == zero {
+                let negative = TotalOrder::total_cmp(&v, &zero) == Ordering::Less;
+                negative_zero |= negative;
+                positive_zero |= !negative;
+            }
+            v == v
+        });
+        if !no_nan || (positive_zero && negative_zero) {
+            return Ok(false);
+        }
+        let slices = count / length;
+        let sorted_slice = |s: usize| -> Vec<T> {
+            let (b, step) = (base(&from, s), from[dimension]);
+            let mut values: Vec<T> = (0..length).map(|i| source[(b + i as i64 * step) as usize]).collect();
+            values.sort_unstable_by(|a, b| {
+                let order = a.partial_cmp(b).unwrap_or(Ordering::Equal);
+                if ascending { order } else { order.reverse() }
+            });
+            values
+        };
+        let sorted: Vec<Vec<T>> = if parallel && count >= PARALLEL_ELEMENTS && slices > 1 {
+            (0..slices).into_par_iter().map(sorted_slice).collect()
+        } else {
+            (0..slices).map(sorted_slice).collect()
+        };
+        let target = out.storage_mut()?.as_mut_slice::<T>()?;
+        for (s, values) in sorted.iter().enumerate() {
+            let (b, step) = (base(&to, s), to[dimension]);
+            for (i, &v) in values.iter().enumerate() {
+                target[(b + i as i64 * step) as usize] = v;
+            }
+        }
+    });
+    Ok(true)
 }
 
 /// The stable order of `keys` by `compare(a, b), direction`. `lt` and `gt` over keys without
@@ -247,24 +331,50 @@ fn top_k_typed<T: NativeType + Element + TotalOrder>(
 ) -> Result<()> {
     let row = operand.shape().dimensions().last().copied().unwrap_or(1) as usize;
     let data = operand.to_vec::<T>()?;
-    let (mut top, mut where_) = (Vec::with_capacity(data.len() / row.max(1) * k), Vec::new());
-    for chunk in data.chunks(row.max(1)) {
-        // Best first: by value (reversed for the largest), then by index.
-        let order = |a: &u32, b: &u32| {
-            let by_value = chunk[*a as usize].total_cmp(&chunk[*b as usize]);
-            let by_value = if largest { by_value.reverse() } else { by_value };
-            by_value.then(a.cmp(b))
-        };
-        let mut candidates: Vec<u32> = (0..chunk.len() as u32).collect();
-        if k < candidates.len() && k > 0 {
-            candidates.select_nth_unstable_by(k - 1, order);
+    // Whether `a` (at index `i`) goes before `b` (at `j`): by value in the total order
+    // (reversed for the largest), then by index.
+    let before = |(a, i): (T, u32), (b, j): (T, u32)| {
+        let by_value = a.total_cmp(&b);
+        let by_value = if largest { by_value.reverse() } else { by_value };
+        by_value.then(i.cmp(&j)) == Ordering::Less
+    };
+    let top_of = |chunk: &[T]| -> Vec<(T, u32)> {
+        let k = k.min(chunk.len());
+        if k <= SMALL_K {
+            // One pass keeping the best k in order: most elements lose to the k-th at once.
+            let mut best: Vec<(T, u32)> = Vec::with_capacity(k + 1);
+            for (i, &v) in chunk.iter().enumerate() {
+                let candidate = (v, i as u32);
+                if best.len() == k && !best.last().is_some_and(|&worst| before(candidate, worst)) {
+                    continue;
+                }
+                let at = best.partition_point(|&held| before(held, candidate));
+                best.insert(at, candidate);
+                best.truncate(k);
+            }
+            return best;
         }
-        candidates.truncate(k);
-        candidates.sort_unstable_by(order);
-        top.extend(candidates.iter().map(|&i| chunk[i as usize]));
-        where_.extend(candidates.iter().map(|&i| i as i32));
-    }
+        let mut best: Vec<(T, u32)> = chunk.iter().copied().zip(0..chunk.len() as u32).collect();
+        let order =
+            |a: &(T, u32), b: &(T, u32)| if before(*a, *b) { Ordering::Less } else { Ordering::Greater };
+        if k < best.len() {
+            best.select_nth_unstable_by(k - 1, order);
+        }
+        best.truncate(k);
+        best.sort_unstable_by(order);
+        best
+    };
+    let rows: Vec<Vec<(T, u32)>> = if data.len() >= PARALLEL_ELEMENTS {
+        data.par_chunks(row.max(1)).map(top_of).collect()
+    } else {
+        data.chunks(row.max(1)).map(top_of).collect()
+    };
+    let top = rows.iter().flatten().map(|&(v, _)| v).collect();
+    let where_ = rows.iter().flatten().map(|&(_, i)| i as i32).collect();
     *values = Literal::from_vec(values.shape(), top)?;
     *indices = Literal::from_vec(indices.shape(), where_)?;
     Ok(())
 }
+
+/// Up to this `k`, `top_k` keeps a sorted list of the best while it reads each row once.
+const SMALL_K: usize = 64;
