@@ -110,7 +110,7 @@ fn record_reduce_window(
 ///
 /// ```
 /// use lazy_xla::*;
-/// let scalar = |name: &str, f: fn(XlaOp<'_>, XlaOp<'_>) -> XlaOp<'_>| -> Result<XlaComputation> {
+/// let scalar = |name: &str, f: for<'b> fn(XlaOp<'b>, XlaOp<'b>) -> XlaOp<'b>| -> Result<XlaComputation> {
 ///     let c = XlaBuilder::new(name);
 ///     let (a, d) = (c.parameter(0, &shape!(f32[]), "a"), c.parameter(1, &shape!(f32[]), "b"));
 ///     c.build(f(a, d))
@@ -149,7 +149,7 @@ pub fn select_and_scatter<'b>(
 ///
 /// ```
 /// use lazy_xla::*;
-/// let scalar = |name: &str, f: fn(XlaOp<'_>, XlaOp<'_>) -> XlaOp<'_>| -> Result<XlaComputation> {
+/// let scalar = |name: &str, f: for<'b> fn(XlaOp<'b>, XlaOp<'b>) -> XlaOp<'b>| -> Result<XlaComputation> {
 ///     let c = XlaBuilder::new(name);
 ///     let (a, d) = (c.parameter(0, &shape!(f32[]), "a"), c.parameter(1, &shape!(f32[]), "b"));
 ///     c.build(f(a, d))

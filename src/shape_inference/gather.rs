@@ -207,8 +207,8 @@ pub(crate) fn gather_shape(
     if slice_sizes.len() != numbers.offset_dims.len() + dropped {
         invalid_argument!(
             "All components of the offset index in a gather op must either be a offset dimension or explicitly \
-             collapsed/batching; got len(slice_sizes)={}, output_slice_sizes={}, collapsed_slice_dims={}, \
-             operand_batching_dims={}.",
+             collapsed or explicitly batched; got len(slice_sizes)={}, output_slice_sizes={}, \
+             collapsed_slice_dims={}, operand_batching_dims={}.",
             slice_sizes.len(),
             join(&numbers.offset_dims, ","),
             join(&numbers.collapsed_slice_dims, ","),

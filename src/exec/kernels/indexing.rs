@@ -77,6 +77,10 @@ pub(crate) fn copy_windows(
 
 fn copy_typed<T: NativeType>(from: &[T], to: &mut [T], windows: &Windows<'_>, parallel: bool) {
     let n = windows.from_offsets.len();
+    if n == 0 {
+        // Empty windows (a size-0 slice) copy nothing; their starts may lie at the bounds.
+        return;
+    }
     let contiguous = windows.from_offsets.iter().enumerate().all(|(i, &o)| o == i)
         && windows.to_offsets.iter().enumerate().all(|(i, &o)| o == i);
     let bound = to.len();
