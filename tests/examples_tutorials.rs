@@ -16,6 +16,10 @@ mod mlp;
 #[path = "../examples/control_flow.rs"]
 mod control_flow;
 
+#[allow(dead_code)]
+#[path = "../examples/cnn.rs"]
+mod cnn;
+
 /// The broadcasting tutorial's headings, in the document's order.
 const HEADINGS: [&str; 8] = [
     "1. A scalar and a matrix",
@@ -272,4 +276,23 @@ fn the_control_flow_tutorial_checks_itself_and_reports() {
     assert_line(&text, "labels by descending score: [11, 13, 15, 12, 10, 14]");
     assert_line(&text, "top 3 scores [0.9, 0.9, 0.7] at positions [1, 3, 5]");
     assert_line(&text, "the same seed gives the same mask");
+}
+
+// ---- examples/cnn.rs ---------------------------------------------------------------------------
+
+#[test]
+fn cnn_checks_pass() {
+    let text = text_of(cnn::tutorial);
+    for prefix in [
+        "loop reference: max |difference| < 1e-5: ok (",
+        "fused == unfused within 1e-5: ok (",
+        "embedding bags equal the loops' (token 12 clamped to row 9): ok",
+        "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
+        "window={size=1x2x2x1 stride=1x2x2x1}, to_apply=",
+    ] {
+        assert!(
+            text.lines().any(|line| line.starts_with(prefix) || line.contains(prefix)),
+            "missing {prefix:?} in\n{text}"
+        );
+    }
 }
