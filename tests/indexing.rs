@@ -463,3 +463,22 @@ fn rejections_carry_xlas_sentences() {
         assert!(error.starts_with(sentence), "{error:?}\n  does not start with\n{sentence:?}");
     }
 }
+
+#[test]
+fn a_huge_window_over_a_small_operand_costs_what_the_operand_holds() {
+    let b = XlaBuilder::new("huge");
+    let x = b.constant_r1(&[1.0f32, 2.0, 3.0]);
+    let huge = 1i64 << 40;
+    let y = reduce_window_with_general_padding(
+        x,
+        b.constant_r0(0.0f32),
+        &add_fn(),
+        &[huge],
+        &[huge],
+        &[],
+        &[],
+        &[(huge, huge)],
+    );
+    assert_eq!(b.get_shape(y).unwrap(), shape!(f32[2]));
+    assert_eq!(run(&b, y, &[]), vec![0.0, 6.0]);
+}

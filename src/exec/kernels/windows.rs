@@ -29,9 +29,17 @@ impl Walk {
         let tables = (0..walked)
             .map(|d| {
                 let w = &window.dimensions[d];
+                // Only window elements that can land inside the dilated base are visited, so a
+                // huge window over a small operand costs what the operand holds.
+                let last = (dimensions[d] - 1).max(0) * w.base_dilation;
                 (0..positions[d])
                     .map(|o| {
-                        (0..w.size)
+                        let origin = o * w.stride - w.padding_low;
+                        let first = (-origin).max(0).div_euclid(w.window_dilation)
+                            + i64::from((-origin).max(0) % w.window_dilation != 0);
+                        let end =
+                            (last - origin).div_euclid(w.window_dilation).saturating_add(1).clamp(0, w.size);
+                        (first.min(end)..end)
                             .filter_map(|k| {
                                 let dilated = o * w.stride + k * w.window_dilation - w.padding_low;
                                 let inside = dilated >= 0 && dilated % w.base_dilation == 0;
