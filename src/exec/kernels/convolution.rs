@@ -116,9 +116,18 @@ fn convolve<T: NativeType>(
             Literal::from_vec(&Shape::try_new(T::ELEMENT_TYPE, &[k as i64, group_outputs as i64])?, matrix)?;
         let feature_base = if feature_group_count > 1 { g * input_features } else { 0 };
         let batch_base = if batch_group_count > 1 { g * batch_per_group } else { 0 };
+        // One patch matrix and one product for every block (the last block uses a prefix),
+        // so no block pays for fresh pages.
+        let matrix_shape =
+            |rows: usize, columns: usize| Shape::try_new(T::ELEMENT_TYPE, &[rows as i64, columns as i64]);
+        let mut patches = Literal::for_overwrite(&matrix_shape(block_rows, k)?)?;
+        let mut product = Literal::for_overwrite(&matrix_shape(block_rows, group_outputs)?)?;
         for first in (0..rows).step_by(block_rows) {
             let count = block_rows.min(rows - first);
-            let mut patches = vec![T::ZERO; count * k];
+            if count < block_rows {
+                patches = Literal::for_overwrite(&matrix_shape(count, k)?)?;
+                product = Literal::for_overwrite(&matrix_shape(count, group_outputs)?)?;
+            }
             let fill = |(r, row): (usize, &mut [T])| {
                 let m = first + r;
                 let (n, mut s) = (m / positions, m % positions);
@@ -136,30 +145,27 @@ fn convolve<T: NativeType>(
                         .enumerate()
                         .map(|(d, &t)| taps[d][coordinates[d]][t as usize])
                         .sum();
-                    if let Some(offset) = offset {
-                        let start = base + offset;
-                        if feature_stride == 1 {
-                            cells.copy_from_slice(&input[start..start + input_features]);
-                        } else {
+                    match offset {
+                        Some(offset) if feature_stride == 1 => {
+                            cells.copy_from_slice(&input[base + offset..base + offset + input_features]);
+                        }
+                        Some(offset) => {
                             for (i, cell) in cells.iter_mut().enumerate() {
-                                *cell = input[start + i * feature_stride];
+                                *cell = input[base + offset + i * feature_stride];
                             }
                         }
+                        // Padding and dilation holes contribute nothing.
+                        None => cells.fill(T::ZERO),
                     }
                     advance(&mut window_index, &window_sizes);
                 }
             };
+            let rows_of_patches = patches.storage_mut()?.as_mut_slice::<T>()?;
             if parallel && count * k >= 1 << 15 {
-                patches.par_chunks_mut(k.max(1)).enumerate().for_each(fill);
+                rows_of_patches.par_chunks_mut(k.max(1)).enumerate().for_each(fill);
             } else {
-                patches.chunks_mut(k.max(1)).enumerate().for_each(fill);
+                rows_of_patches.chunks_mut(k.max(1)).enumerate().for_each(fill);
             }
-            let patches =
-                Literal::from_vec(&Shape::try_new(T::ELEMENT_TYPE, &[count as i64, k as i64])?, patches)?;
-            let mut product = Literal::for_overwrite(&Shape::try_new(
-                T::ELEMENT_TYPE,
-                &[count as i64, group_outputs as i64],
-            )?)?;
             let numbers_2d = DotDimensionNumbers::new(&[1], &[0], &[], &[]);
             contraction::dot([&patches, &matrix], &numbers_2d, &mut product, parallel)?;
             let product = product.memory::<T>()?;
