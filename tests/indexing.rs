@@ -482,3 +482,60 @@ fn a_huge_window_over_a_small_operand_costs_what_the_operand_holds() {
     assert_eq!(b.get_shape(y).unwrap(), shape!(f32[2]));
     assert_eq!(run(&b, y, &[]), vec![0.0, 6.0]);
 }
+
+#[test]
+fn integer_and_half_convolutions_compute_the_same_sums() {
+    let x = values(&shape!(f32[2, 5, 5, 4]), 11, 5);
+    let k = Literal::from_vec(&shape!(f32[3, 3, 2, 6]), (0..108).map(|i| ((i * 5) % 7 - 3) as f32).collect())
+        .unwrap();
+    for element_type in [ElementType::S32, ElementType::S64, ElementType::F64, ElementType::Bf16] {
+        let b = XlaBuilder::new("conv");
+        let lhs = convert_element_type(b.parameter(0, &shape!(f32[2, 5, 5, 4]), "x"), element_type);
+        let rhs = convert_element_type(b.parameter(1, &shape!(f32[3, 3, 2, 6]), "k"), element_type);
+        let y = conv_general_dilated(lhs, rhs, &[2, 1], &[(1, 1), (0, -1)], &[1, 2], &[2, 1], &nhwc(), 2, 1);
+        let back = convert_element_type(y, ElementType::F32);
+        // Every sum is a small integer: exact in every type (bf16 holds integers below 256).
+        let want = golden("conv_groups");
+        let got = run(&b, back, &[&x, &k]);
+        match element_type {
+            ElementType::Bf16 => {
+                assert!(got.iter().zip(&want).all(|(g, w)| w.abs() > 256.0 || g == w), "{element_type}")
+            }
+            _ => assert_eq!(got, want, "{element_type}"),
+        }
+    }
+}
+
+#[test]
+fn the_optimizer_keeps_the_new_ops_out_of_loop_fusions() {
+    let b = XlaBuilder::new("fusion");
+    let x = b.parameter(0, &shape!(f32[3, 3]), "x");
+    let i = b.parameter(1, &shape!(s32[2]), "i");
+    let numbers = GatherDimensionNumbers {
+        offset_dims: vec![1],
+        collapsed_slice_dims: vec![0],
+        start_index_map: vec![0],
+        index_vector_dim: 1,
+        ..Default::default()
+    };
+    let doubled = exp(x) * b.constant_r0(2.0f32);
+    let rows = gather(doubled, i, &numbers, &[1, 3], false);
+    let pooled = reduce_window(
+        rows + b.constant_r0(1.0f32),
+        b.constant_r0(0.0f32),
+        &add_fn(),
+        &[1, 2],
+        &[1, 1],
+        Padding::Valid,
+    );
+    let computation = b.build(pooled).unwrap();
+    let exe = computation.compile(&CompileOptions::default()).unwrap();
+    let text = exe.to_hlo_text();
+    let entry = text.split("ENTRY").nth(1).unwrap();
+    assert!(entry.contains(" gather(fusion"), "the gather reads the fused producer:\n{text}");
+    assert!(entry.contains(" reduce-window(fusion"), "the reduce window reads the fused consumer:\n{text}");
+    let args = [&values(&shape!(f32[3, 3]), 5, 2), &Literal::vec1(&[2i32, 0])];
+    let fused = exe.execute(&args).unwrap();
+    let unfused = computation.compile(&CompileOptions::unfused()).unwrap().execute(&args).unwrap();
+    assert_eq!(fused, unfused);
+}
