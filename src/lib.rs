@@ -153,6 +153,7 @@ pub use attributes::{
     BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, PaddingConfigDimension, Precision,
     PrecisionConfig, RandomAlgorithm, UnaryOp,
 };
+pub use attributes::{ConvolutionDimensionNumbers, GatherDimensionNumbers, Padding, ScatterDimensionNumbers};
 pub use builder::*;
 pub use element_type::ElementType;
 pub use error::{Error, Result};

@@ -20,6 +20,10 @@ mod control_flow;
 #[path = "../examples/mixed_precision.rs"]
 mod mixed_precision;
 
+#[allow(dead_code)]
+#[path = "../examples/cnn.rs"]
+mod cnn;
+
 /// The broadcasting tutorial's headings, in the document's order.
 const HEADINGS: [&str; 8] = [
     "1. A scalar and a matrix",
@@ -287,4 +291,23 @@ fn the_mixed_precision_tutorial_keeps_each_arithmetic_within_its_bound() {
         assert!(text.lines().any(|l| l.starts_with(name)), "no line for {name} in\n{text}");
     }
     assert_line(&text, "each error is within its arithmetic's bound");
+}
+
+// ---- examples/cnn.rs ---------------------------------------------------------------------------
+
+#[test]
+fn cnn_checks_pass() {
+    let text = text_of(cnn::tutorial);
+    for prefix in [
+        "loop reference: max |difference| < 1e-5: ok (",
+        "fused == unfused within 1e-5: ok (",
+        "embedding bags equal the loops' (token 12 clamped to row 9): ok",
+        "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
+        "window={size=1x2x2x1 stride=1x2x2x1}, to_apply=",
+    ] {
+        assert!(
+            text.lines().any(|line| line.starts_with(prefix) || line.contains(prefix)),
+            "missing {prefix:?} in\n{text}"
+        );
+    }
 }

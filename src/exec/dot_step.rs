@@ -1,4 +1,4 @@
-//! A dot as the plan runs it, with XLA's CPU rules for a result type that is not the operands'
+//! A dot (and the types of any sum of products) as the plan runs it, with XLA's CPU rules for a result type that is not the operands'
 //! (a preferred element type):
 //!
 //! - the dot computes in the result type when that is at least as precise as the operands'
@@ -27,18 +27,11 @@ use crate::storage::with_native_type;
 /// below 2³², their sums below 2⁵³).
 const EXACT_DEPTH: i64 = 1 << 21;
 
-/// How one dot instruction runs.
+/// How one dot instruction runs: its dimension numbers and its types.
 #[derive(Debug)]
 pub(crate) struct DotStep {
     numbers: DotDimensionNumbers,
-    /// Each operand converted to the type the products are computed in, where it differs:
-    /// the converted shape and the loop.
-    operand_converts: [Option<(Shape, LoopProgram)>; 2],
-    /// The row-major product, if it is not the result itself, and the loop that converts and
-    /// lays it out as the result.
-    product: Option<(Shape, LoopProgram)>,
-    /// For integer products summed in f64: the integer type they wrap into.
-    exact_integer: Option<ElementType>,
+    types: TypedProduct,
 }
 
 impl DotStep {
@@ -51,13 +44,47 @@ impl DotStep {
         let [lhs, rhs] = operand_shapes else {
             invalid_argument!("a dot takes two operands, not {}", operand_shapes.len());
         };
-        let result = dot.shape.element_type();
-        let inferred = higher_precision(lhs.element_type(), rhs.element_type());
-        let computing = if higher_precision(inferred, result) == result { result } else { inferred };
         let depth: i64 =
             numbers.lhs_contracting_dimensions.iter().map(|&d| lhs.dimensions()[d as usize]).product();
+        Ok(DotStep {
+            numbers: numbers.clone(),
+            types: TypedProduct::new(&dot.shape, [lhs, rhs], Some(depth))?,
+        })
+    }
+
+    /// Computes the dot of `lhs` and `rhs` into `out` (the instruction's shape).
+    pub(crate) fn run(&self, operands: [&Literal; 2], out: &mut Literal, parallel: bool) -> Result<()> {
+        self.types.run(operands, out, parallel, |operands, product| {
+            contraction::dot(operands, &self.numbers, product, parallel)
+        })
+    }
+}
+
+/// The types a sum of products (a dot, a convolution) computes in, and the conversions around
+/// its kernel, which takes operands of one type and writes a row-major result of it.
+#[derive(Debug)]
+pub(crate) struct TypedProduct {
+    /// Each operand converted to the type the products are computed in, where it differs:
+    /// the converted shape and the loop.
+    operand_converts: [Option<(Shape, LoopProgram)>; 2],
+    /// The row-major product, if it is not the result itself, and the loop that converts and
+    /// lays it out as the result.
+    product: Option<(Shape, LoopProgram)>,
+    /// For integer products summed in f64: the integer type they wrap into.
+    exact_integer: Option<ElementType>,
+}
+
+impl TypedProduct {
+    /// The types of a product into `result` of operands of `lhs` and `rhs` shapes; `depth`, the
+    /// number of products in each sum where the kernel is a dot (integer sums may then be
+    /// computed exactly in f64).
+    pub(crate) fn new(result: &Shape, [lhs, rhs]: [&Shape; 2], depth: Option<i64>) -> Result<TypedProduct> {
+        let result_type = result.element_type();
+        let inferred = higher_precision(lhs.element_type(), rhs.element_type());
+        let computing =
+            if higher_precision(inferred, result_type) == result_type { result_type } else { inferred };
         let exact = computing.is_integral()
-            && depth < EXACT_DEPTH
+            && depth.is_some_and(|depth| depth < EXACT_DEPTH)
             && [lhs, rhs].iter().all(|s| values_fit_16_bits(s.element_type(), computing));
         let operand_type = if exact { ElementType::F64 } else { computing };
         let convert_operand = |shape: &Shape| -> Result<Option<(Shape, LoopProgram)>> {
@@ -68,25 +95,26 @@ impl DotStep {
             Ok(Some((steps[1].clone(), converting(shape, &steps[..if exact { 2 } else { 1 }])?)))
         };
         let operand_converts = [convert_operand(lhs)?, convert_operand(rhs)?];
-        let row_major = dot.shape.with_default_layout();
+        let row_major = result.with_default_layout();
         let product_shape = row_major.with_element_type(operand_type);
-        let product = if product_shape == dot.shape {
+        let product = if &product_shape == result {
             None
         } else {
-            let finish =
-                converting(&row_major.with_element_type(computing), std::slice::from_ref(&dot.shape))?;
+            let finish = converting(&row_major.with_element_type(computing), std::slice::from_ref(result))?;
             Some((product_shape, finish))
         };
-        Ok(DotStep {
-            numbers: numbers.clone(),
-            operand_converts,
-            product,
-            exact_integer: exact.then_some(computing),
-        })
+        Ok(TypedProduct { operand_converts, product, exact_integer: exact.then_some(computing) })
     }
 
-    /// Computes the dot of `lhs` and `rhs` into `out` (the instruction's shape).
-    pub(crate) fn run(&self, [lhs, rhs]: [&Literal; 2], out: &mut Literal, parallel: bool) -> Result<()> {
+    /// Runs `kernel` (operands of one type into a row-major product of it) between the
+    /// conversions, into `out` (the result's shape).
+    pub(crate) fn run(
+        &self,
+        [lhs, rhs]: [&Literal; 2],
+        out: &mut Literal,
+        parallel: bool,
+        kernel: impl FnOnce([&Literal; 2], &mut Literal) -> Result<()>,
+    ) -> Result<()> {
         let convert =
             |program: &Option<(Shape, LoopProgram)>, operand: &Literal| -> Result<Option<Literal>> {
                 program
@@ -101,10 +129,10 @@ impl DotStep {
         let (a, b) = (convert(&self.operand_converts[0], lhs)?, convert(&self.operand_converts[1], rhs)?);
         let operands = [a.as_ref().unwrap_or(lhs), b.as_ref().unwrap_or(rhs)];
         let Some((product_shape, finish)) = &self.product else {
-            return contraction::dot(operands, &self.numbers, out, parallel);
+            return kernel(operands, out);
         };
         let mut product = Literal::for_overwrite(product_shape)?;
-        contraction::dot(operands, &self.numbers, &mut product, parallel)?;
+        kernel(operands, &mut product)?;
         if let Some(integer) = self.exact_integer {
             product = wrapped(&product, integer)?;
         }

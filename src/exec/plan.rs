@@ -4,11 +4,15 @@
 
 use std::sync::Arc;
 
+use crate::attributes::{
+    BinaryOp, ConvolutionDimensionNumbers, GatherDimensionNumbers, ScatterDimensionNumbers, Window,
+};
 use crate::attributes::{ComparisonDirection, PaddingConfig, RandomAlgorithm};
 use crate::error::{Error, Result};
-use crate::exec::dot_step::DotStep;
+use crate::exec::dot_step::{DotStep, TypedProduct};
 use crate::exec::kernels::arg_reduce::{self, ArgExtreme};
 use crate::exec::kernels::{bitcast, data_movement, interpreted, random, sort};
+use crate::exec::kernels::{convolution, gather, scatter, windows};
 use crate::exec::loop_program::LoopProgram;
 use crate::exec::relayout::Relayouts;
 use crate::exec::scalar_program::{Scalar, ScalarProgram};
@@ -73,6 +77,38 @@ enum Step {
     },
     RngBitGenerator(RandomAlgorithm),
     BitcastConvert,
+    Gather {
+        numbers: GatherDimensionNumbers,
+        slice_sizes: Vec<i64>,
+    },
+    /// A scatter combining by its update computation.
+    Scatter {
+        numbers: ScatterDimensionNumbers,
+        update: Function,
+    },
+    DynamicSlice,
+    DynamicUpdateSlice,
+    /// A reduce window by a native op (`native`) or the reducer applied to scalars, computed
+    /// row-major, then laid out by `relayout` if the result's layout is another.
+    ReduceWindow {
+        window: Window,
+        native: Option<BinaryOp>,
+        reducer: Function,
+        relayout: Option<Box<LoopProgram>>,
+    },
+    SelectAndScatter {
+        window: Window,
+        select: Function,
+        scatter: Function,
+    },
+    Convolution {
+        window: Window,
+        numbers: ConvolutionDimensionNumbers,
+        feature_group_count: i64,
+        batch_group_count: i64,
+        /// The types it computes in, as a dot's.
+        types: Box<TypedProduct>,
+    },
     /// A loop: the body's plan run on the state while the condition's plan says so.
     While {
         condition: Box<Plan>,
@@ -304,6 +340,64 @@ impl Plan {
                 )
             }
             (Step::Dot(dot), &[lhs, rhs]) => dot.run([lhs, rhs], out, parallel),
+            (Step::Gather { numbers, slice_sizes }, &[operand, indices]) => {
+                gather::gather(operand, indices, numbers, slice_sizes, out, parallel)
+            }
+            (Step::Scatter { numbers, update }, &[operand, indices, updates]) => {
+                let mut registers = Vec::new();
+                let mut combine = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
+                    update.apply(arguments, results, &mut registers)
+                };
+                scatter::scatter([operand, indices, updates], numbers, &mut combine, out)
+            }
+            (Step::DynamicSlice, [operand, starts @ ..]) => {
+                gather::dynamic_slice(operand, starts, out, parallel)
+            }
+            (Step::DynamicUpdateSlice, [operand, update, starts @ ..]) => {
+                scatter::dynamic_update_slice(operand, update, starts, out, parallel)
+            }
+            (Step::ReduceWindow { window, native, reducer, relayout }, &[operand, init]) => {
+                let mut registers = Vec::new();
+                let mut apply = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
+                    reducer.apply(arguments, results, &mut registers)
+                };
+                let combine = match native {
+                    Some(op) => windows::Combine::Native(*op),
+                    None => windows::Combine::Interpreted(&mut apply),
+                };
+                match relayout {
+                    None => windows::reduce_window(operand, init, window, combine, out, parallel),
+                    Some(relayout) => {
+                        let mut row_major = Literal::for_overwrite(&out.shape().with_default_layout())?;
+                        windows::reduce_window(operand, init, window, combine, &mut row_major, parallel)?;
+                        relayout.run(&[&row_major], out, parallel)
+                    }
+                }
+            }
+            (Step::SelectAndScatter { window, select, scatter }, &[operand, source, init]) => {
+                let (mut select_registers, mut scatter_registers) = (Vec::new(), Vec::new());
+                let mut select = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
+                    select.apply(arguments, results, &mut select_registers)
+                };
+                let mut scatter = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
+                    scatter.apply(arguments, results, &mut scatter_registers)
+                };
+                windows::select_and_scatter([operand, source, init], window, &mut select, &mut scatter, out)
+            }
+            (
+                Step::Convolution { window, numbers, feature_group_count, batch_group_count, types },
+                &[lhs, rhs],
+            ) => {
+                let attributes = convolution::Convolution {
+                    window,
+                    numbers,
+                    feature_group_count: *feature_group_count,
+                    batch_group_count: *batch_group_count,
+                };
+                types.run([lhs, rhs], out, parallel, |[lhs, rhs], out| {
+                    convolution::convolution(lhs, rhs, &attributes, out, parallel)
+                })
+            }
             (Step::Reshape, &[operand]) => data_movement::reshape(operand, out),
             (Step::BitcastConvert, &[operand]) => bitcast::bitcast_convert(operand, out),
             (Step::Concatenate { dimension }, _) => data_movement::concatenate(inputs, *dimension, out),
@@ -550,6 +644,41 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         Opcode::Reduce { .. } => Step::Loop(program(&HloComputation::single(instruction, &operand_shapes))?),
         Opcode::Dot { numbers, .. } => {
             Step::Dot(Box::new(DotStep::new(instruction, numbers, &operand_shapes)?))
+        }
+        Opcode::Gather { numbers, slice_sizes, .. } => {
+            Step::Gather { numbers: numbers.clone(), slice_sizes: slice_sizes.clone() }
+        }
+        Opcode::Scatter { numbers, update, .. } => {
+            Step::Scatter { numbers: numbers.clone(), update: Function::new(update)? }
+        }
+        Opcode::DynamicSlice { .. } => Step::DynamicSlice,
+        Opcode::DynamicUpdateSlice => Step::DynamicUpdateSlice,
+        Opcode::ReduceWindow { window, reducer } => {
+            let row_major = instruction.shape.with_default_layout();
+            let relayout = (row_major != instruction.shape)
+                .then(|| Box::new(LoopProgram::copy(&row_major, &instruction.shape)));
+            let native = reducer
+                .simple_reducer()
+                .filter(|_| operand_shapes[0].element_type() == instruction.shape.element_type());
+            Step::ReduceWindow { window: window.clone(), native, reducer: Function::new(reducer)?, relayout }
+        }
+        Opcode::SelectAndScatter { window, select, scatter } => Step::SelectAndScatter {
+            window: window.clone(),
+            select: Function::new(select)?,
+            scatter: Function::new(scatter)?,
+        },
+        Opcode::Convolution { window, numbers, feature_group_count, batch_group_count, .. } => {
+            Step::Convolution {
+                window: window.clone(),
+                numbers: numbers.clone(),
+                feature_group_count: *feature_group_count,
+                batch_group_count: *batch_group_count,
+                types: Box::new(TypedProduct::new(
+                    &instruction.shape,
+                    [&operand_shapes[0], &operand_shapes[1]],
+                    None,
+                )?),
+            }
         }
         Opcode::Concatenate { dimension } => Step::Concatenate { dimension: *dimension },
         Opcode::Pad(config) => Step::Pad(config.clone()),

@@ -13,10 +13,13 @@ use crate::shape::Shape;
 use crate::shape_inference::bitcast::bitcast_convert_shape;
 use crate::shape_inference::broadcast::hlo_broadcast_shape;
 use crate::shape_inference::control::{call_shape, conditional_shape, map_shape, while_shape};
+use crate::shape_inference::convolution::convolve_shape;
 use crate::shape_inference::dot::dot_shape;
+use crate::shape_inference::dynamic_slice::{dynamic_slice_shape, dynamic_update_slice_shape};
 use crate::shape_inference::elementwise::{
     binary_shape, clamp_shape, compare_shape, select_shape, unary_shape,
 };
+use crate::shape_inference::gather::{gather_shape, scatter_shape};
 use crate::shape_inference::random::rng_bit_generator_shape;
 use crate::shape_inference::reduce::reduce_shape;
 use crate::shape_inference::shape_ops::{
@@ -24,6 +27,7 @@ use crate::shape_inference::shape_ops::{
 };
 use crate::shape_inference::sort::{sort_shape, top_k_shape};
 use crate::shape_inference::tuple::get_tuple_element_shape;
+use crate::shape_inference::window::{reduce_window_shape, select_and_scatter_shape};
 
 /// The shape an instruction of `opcode` over operands of `operands` shapes must have, or
 /// shape inference's rejection. Opcodes whose shape is an attribute of their own (parameter,
@@ -146,6 +150,41 @@ pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape
         Opcode::Dot { numbers, .. } => {
             dot_shape(operands[0], operands[1], numbers, Some(declared.element_type()))
         }
+        Opcode::Gather { numbers, slice_sizes, .. } => {
+            gather_shape(operands[0], operands[1], numbers, slice_sizes)
+        }
+        Opcode::Scatter { numbers, update, .. } => {
+            same_element_type(opcode, &[operands[0], operands[2]])?;
+            scatter_shape(operands[0], operands[1], operands[2], &update.program_shape(), numbers)
+        }
+        Opcode::DynamicSlice { slice_sizes } => dynamic_slice_shape(operand(), &operands[1..], slice_sizes),
+        Opcode::DynamicUpdateSlice => {
+            same_element_type(opcode, &operands[..2])?;
+            dynamic_update_slice_shape(operands[0], operands[1], &operands[2..])
+        }
+        Opcode::ReduceWindow { window, reducer } => {
+            reduce_window_shape(operands[0], operands[1], window, &reducer.program_shape())
+        }
+        Opcode::SelectAndScatter { window, select, scatter } => select_and_scatter_shape(
+            operands[0],
+            &select.program_shape(),
+            window,
+            operands[1],
+            operands[2],
+            &scatter.program_shape(),
+        ),
+        Opcode::Convolution { window, numbers, feature_group_count, batch_group_count, .. } => {
+            let shape = convolve_shape(
+                operands[0],
+                operands[1],
+                *feature_group_count,
+                *batch_group_count,
+                window,
+                numbers,
+            )?;
+            // The preferred element type, if any, is the result's own.
+            Ok(shape.with_element_type(declared.element_type()))
+        }
         Opcode::Fusion { computation, .. } => {
             let parameters = computation.parameters();
             for (number, (parameter, operand)) in parameters.iter().zip(operands).enumerate() {
@@ -184,7 +223,14 @@ fn operand_count(opcode: &Opcode) -> OperandCount {
         | Opcode::TopK { .. }
         | Opcode::RngBitGenerator { .. }
         | Opcode::BitcastConvert => 1,
-        Opcode::Binary(_) | Opcode::Compare(_) | Opcode::Pad(_) | Opcode::Dot { .. } => 2,
+        Opcode::Binary(_)
+        | Opcode::Compare(_)
+        | Opcode::Pad(_)
+        | Opcode::Dot { .. }
+        | Opcode::Gather { .. }
+        | Opcode::ReduceWindow { .. }
+        | Opcode::Convolution { .. } => 2,
+        Opcode::Scatter { .. } | Opcode::SelectAndScatter { .. } => 3,
         Opcode::Select | Opcode::Clamp => 3,
         Opcode::While { .. } => 1,
         Opcode::Conditional { branches } => 1 + branches.len(),
@@ -194,6 +240,7 @@ fn operand_count(opcode: &Opcode) -> OperandCount {
         Opcode::Concatenate { .. } | Opcode::Reduce { .. } | Opcode::Sort { .. } => {
             return OperandCount::AtLeastOne
         }
+        Opcode::DynamicSlice { .. } | Opcode::DynamicUpdateSlice => return OperandCount::AtLeastOne,
         Opcode::Tuple => return OperandCount::Any,
     })
 }

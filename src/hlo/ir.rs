@@ -8,6 +8,9 @@ use crate::attributes::{
     BinaryOp, ComparisonDirection, DotDimensionNumbers, PaddingConfig, PrecisionConfig, RandomAlgorithm,
     UnaryOp,
 };
+use crate::attributes::{
+    ConvolutionDimensionNumbers, GatherDimensionNumbers, ScatterDimensionNumbers, Window,
+};
 use crate::literal::Literal;
 use crate::shape::program_shape::ProgramShape;
 use crate::shape::Shape;
@@ -253,6 +256,45 @@ pub(crate) enum Opcode {
         numbers: DotDimensionNumbers,
         precision: PrecisionConfig,
     },
+    /// XLA's `Gather`: operands `[operand, start_indices]`.
+    Gather {
+        numbers: GatherDimensionNumbers,
+        slice_sizes: Vec<i64>,
+        indices_are_sorted: bool,
+    },
+    /// XLA's `Scatter` of one operand: operands `[operand, scatter_indices, updates]`, each
+    /// update combined with its operand element by `update`.
+    Scatter {
+        numbers: ScatterDimensionNumbers,
+        indices_are_sorted: bool,
+        unique_indices: bool,
+        update: Arc<HloComputation>,
+    },
+    /// XLA's `DynamicSlice`: operands `[operand, start indices…]` (one scalar per dimension).
+    DynamicSlice {
+        slice_sizes: Vec<i64>,
+    },
+    /// XLA's `DynamicUpdateSlice`: operands `[operand, update, start indices…]`.
+    DynamicUpdateSlice,
+    /// XLA's `ReduceWindow` of one operand: operands `[operand, init]`.
+    ReduceWindow {
+        window: Window,
+        reducer: Arc<HloComputation>,
+    },
+    /// XLA's `SelectAndScatter`: operands `[operand, source, init]`.
+    SelectAndScatter {
+        window: Window,
+        select: Arc<HloComputation>,
+        scatter: Arc<HloComputation>,
+    },
+    /// XLA's `Convolution`: operands `[lhs, rhs]` (the window's sizes are the kernel's).
+    Convolution {
+        window: Window,
+        numbers: ConvolutionDimensionNumbers,
+        feature_group_count: i64,
+        batch_group_count: i64,
+        precision: PrecisionConfig,
+    },
     /// A fusion: the called computation's parameters are this instruction's operands.
     Fusion {
         kind: FusionKind,
@@ -285,6 +327,9 @@ impl Opcode {
             }
             Opcode::While { condition, body } => vec![body, condition],
             Opcode::Conditional { branches } => branches.iter().collect(),
+            Opcode::Scatter { update, .. } => vec![update],
+            Opcode::ReduceWindow { reducer, .. } => vec![reducer],
+            Opcode::SelectAndScatter { select, scatter, .. } => vec![select, scatter],
             _ => Vec::new(),
         }
     }
@@ -300,6 +345,9 @@ impl Opcode {
             }
             Opcode::While { condition, body } => vec![body, condition],
             Opcode::Conditional { branches } => branches.iter_mut().collect(),
+            Opcode::Scatter { update, .. } => vec![update],
+            Opcode::ReduceWindow { reducer, .. } => vec![reducer],
+            Opcode::SelectAndScatter { select, scatter, .. } => vec![select, scatter],
             _ => Vec::new(),
         }
     }
@@ -335,6 +383,13 @@ impl Opcode {
             Opcode::Reverse { .. } => "reverse",
             Opcode::Reduce { .. } => "reduce",
             Opcode::Dot { .. } => "dot",
+            Opcode::Gather { .. } => "gather",
+            Opcode::Scatter { .. } => "scatter",
+            Opcode::DynamicSlice { .. } => "dynamic-slice",
+            Opcode::DynamicUpdateSlice => "dynamic-update-slice",
+            Opcode::ReduceWindow { .. } => "reduce-window",
+            Opcode::SelectAndScatter { .. } => "select-and-scatter",
+            Opcode::Convolution { .. } => "convolution",
             Opcode::Fusion { .. } => "fusion",
         }
     }

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use crate::attributes::UnaryOp;
+use crate::attributes::{UnaryOp, Window};
 use crate::element_type::ElementType;
 use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::literal::display::values_text;
@@ -176,7 +176,35 @@ fn instruction_body(instruction: &Instruction, operands: &[&str], predicated: bo
         Opcode::Unary(UnaryOp::ReducePrecision { exponent_bits, mantissa_bits }) => {
             format!("exponent_bits={exponent_bits}, mantissa_bits={mantissa_bits}")
         }
+        Opcode::Gather { numbers, slice_sizes, indices_are_sorted } => {
+            let sorted = if *indices_are_sorted { ", indices_are_sorted=true" } else { "" };
+            format!("{}, slice_sizes={{{}}}{sorted}", numbers.hlo_text(), join(slice_sizes))
+        }
+        Opcode::Scatter { numbers, indices_are_sorted, unique_indices, update } => {
+            let sorted = if *indices_are_sorted { ", indices_are_sorted=true" } else { "" };
+            let unique = if *unique_indices { ", unique_indices=true" } else { "" };
+            format!("{}{sorted}{unique}, to_apply={}", numbers.hlo_text(), update.name)
+        }
+        Opcode::DynamicSlice { slice_sizes } => format!("dynamic_slice_sizes={{{}}}", join(slice_sizes)),
+        Opcode::ReduceWindow { window, reducer } => {
+            with_window(window, vec![format!("to_apply={}", reducer.name)])
+        }
+        Opcode::SelectAndScatter { window, select, scatter } => {
+            with_window(window, vec![format!("select={}", select.name), format!("scatter={}", scatter.name)])
+        }
+        Opcode::Convolution { window, numbers, feature_group_count, batch_group_count, precision } => {
+            let mut parts = vec![format!("dim_labels={}", numbers.dim_labels())];
+            if *feature_group_count != 1 {
+                parts.push(format!("feature_group_count={feature_group_count}"));
+            }
+            if *batch_group_count != 1 {
+                parts.push(format!("batch_group_count={batch_group_count}"));
+            }
+            parts.extend(precision.hlo_attribute());
+            with_window(window, parts)
+        }
         Opcode::Unary(_)
+        | Opcode::DynamicUpdateSlice
         | Opcode::Binary(_)
         | Opcode::Select
         | Opcode::Clamp
@@ -190,6 +218,12 @@ fn instruction_body(instruction: &Instruction, operands: &[&str], predicated: bo
     } else {
         format!("{opcode}({operands}), {attributes}")
     }
+}
+
+/// `window={…}` (left out for a window of no dimensions, as XLA does) before `rest`, joined.
+fn with_window(window: &Window, rest: Vec<String>) -> String {
+    let window = (!window.dimensions.is_empty()).then(|| format!("window={{{window}}}"));
+    window.into_iter().chain(rest).collect::<Vec<_>>().join(", ")
 }
 
 /// A shape as HLO text writes it: XLA's notation, without lazy-xla's padding extension

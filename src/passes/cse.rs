@@ -99,7 +99,15 @@ impl Hash for Key {
             Opcode::Sort { dimension, is_stable, .. } => (dimension, is_stable).hash(state),
             Opcode::TopK { k, largest } => (k, largest).hash(state),
             Opcode::RngBitGenerator { algorithm } => algorithm.hash(state),
-            Opcode::BitcastConvert
+            Opcode::Gather { slice_sizes, .. } | Opcode::DynamicSlice { slice_sizes } => {
+                slice_sizes.hash(state)
+            }
+            Opcode::Scatter { numbers, .. } => numbers.hash(state),
+            Opcode::ReduceWindow { window, .. }
+            | Opcode::SelectAndScatter { window, .. }
+            | Opcode::Convolution { window, .. } => window.hash(state),
+            Opcode::DynamicUpdateSlice
+            | Opcode::BitcastConvert
             | Opcode::While { .. }
             | Opcode::Conditional { .. }
             | Opcode::Call { .. }

@@ -7,13 +7,17 @@
 pub(crate) mod bitcast;
 pub(crate) mod broadcast;
 pub(crate) mod control;
+pub(crate) mod convolution;
 pub(crate) mod dot;
+pub(crate) mod dynamic_slice;
 pub(crate) mod elementwise;
+pub(crate) mod gather;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod shape_ops;
 pub(crate) mod sort;
 pub(crate) mod tuple;
+pub(crate) mod window;
 
 use crate::element_type::ElementType;
 

@@ -58,7 +58,7 @@ pub(crate) fn reduce_shape(
 /// XLA's `VerifyReducerShape`: `2N` parameters (N accumulators, then N values), a result of N
 /// scalars (one, or a tuple of N), accumulators that match the result, the init values and
 /// the operands' element types. Returns the accumulator shapes.
-fn verify_reducer<'r>(
+pub(crate) fn verify_reducer<'r>(
     reducer: &'r ProgramShape,
     inits: &[&Shape],
     operands: &[&Shape],

@@ -4,7 +4,12 @@
 pub(crate) mod arg_reduce;
 pub(crate) mod bitcast;
 pub(crate) mod contraction;
+pub(crate) mod convolution;
 pub(crate) mod data_movement;
+pub(crate) mod gather;
+pub(crate) mod indexing;
 pub(crate) mod interpreted;
 pub(crate) mod random;
+pub(crate) mod scatter;
 pub(crate) mod sort;
+pub(crate) mod windows;

@@ -1,0 +1,111 @@
+//! The shared arithmetic of indexing kernels: integer index values of any type read as `i64`
+//! (unsigned ones as unsigned), the buffer offsets of every element of a box of dimensions,
+//! and a copy of many windows at once.
+
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::literal::Literal;
+use crate::storage::{with_native_type, NativeType};
+
+/// Element `position` (memory order) of an integer literal as an `i64`: unsigned values read
+/// as unsigned (saturating above `i64::MAX`, which clamps the same way).
+pub(crate) fn index_value(indices: &Literal, position: usize) -> Result<i64> {
+    use crate::element_type::ElementType::*;
+    Ok(match indices.element_type() {
+        S8 => indices.memory::<i8>()?[position].into(),
+        S16 => indices.memory::<i16>()?[position].into(),
+        S32 => indices.memory::<i32>()?[position].into(),
+        S64 => indices.memory::<i64>()?[position],
+        U8 => indices.memory::<u8>()?[position].into(),
+        U16 => indices.memory::<u16>()?[position].into(),
+        U32 => indices.memory::<u32>()?[position].into(),
+        U64 => i64::try_from(indices.memory::<u64>()?[position]).unwrap_or(i64::MAX),
+        other => return Err(crate::error::Error::invalid(format!("indices must be integers, not {other}"))),
+    })
+}
+
+/// XLA's clamp of a start index: into `[0, bound − size]`.
+pub(crate) fn clamp_start(start: i64, bound: i64, size: i64) -> i64 {
+    start.clamp(0, (bound - size).max(0))
+}
+
+/// The buffer offsets (`Σ index[d] · strides[d]`) of every index of the box `sizes`, in
+/// row-major order.
+pub(crate) fn box_offsets(sizes: &[i64], strides: &[i64]) -> Vec<usize> {
+    crate::shape::index::RowMajorOffsets::new(sizes, strides).collect()
+}
+
+/// Windows to copy: window `w` reads `from[sources[w] + from_offsets[i]]` into
+/// `to[targets[w] + to_offsets[i]]` for each element `i`.
+pub(crate) struct Windows<'a> {
+    pub(crate) sources: &'a [usize],
+    pub(crate) targets: &'a [usize],
+    pub(crate) from_offsets: &'a [usize],
+    pub(crate) to_offsets: &'a [usize],
+}
+
+/// A raw pointer to an output buffer that threads write disjoint elements of.
+#[derive(Clone, Copy)]
+struct Shared<T>(*mut T);
+
+// SAFETY: the pointer is only written through at positions no other thread writes (see
+// `copy_windows`), and the buffer outlives the parallel loop that uses it.
+unsafe impl<T: Send> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// The pointer (a method, so closures capture the `Sync` wrapper, not the pointer).
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
+/// Copies `windows` of `from` into `to` (same element type). Each (window, element) pair must
+/// target a distinct position of `to` (a gather's output map is a bijection), which lets the
+/// windows be copied in parallel.
+pub(crate) fn copy_windows(
+    from: &Literal,
+    to: &mut Literal,
+    windows: &Windows<'_>,
+    parallel: bool,
+) -> Result<()> {
+    with_native_type!(from.element_type(), T => copy_typed::<T>(from.memory::<T>()?, to.storage_mut()?.as_mut_slice::<T>()?, windows, parallel));
+    Ok(())
+}
+
+fn copy_typed<T: NativeType>(from: &[T], to: &mut [T], windows: &Windows<'_>, parallel: bool) {
+    let n = windows.from_offsets.len();
+    if n == 0 {
+        // Empty windows (a size-0 slice) copy nothing; their starts may lie at the bounds.
+        return;
+    }
+    let contiguous = windows.from_offsets.iter().enumerate().all(|(i, &o)| o == i)
+        && windows.to_offsets.iter().enumerate().all(|(i, &o)| o == i);
+    let bound = to.len();
+    let out = Shared(to.as_mut_ptr());
+    let copy_one = |w: usize| {
+        let (source, target) = (windows.sources[w], windows.targets[w]);
+        if contiguous {
+            assert!(target + n <= bound, "window out of the output");
+            // SAFETY: `target..target + n` is inside the buffer (asserted) and no other window
+            // writes it (the caller's contract).
+            let dst = unsafe { std::slice::from_raw_parts_mut(out.get().add(target), n) };
+            dst.copy_from_slice(&from[source..source + n]);
+        } else {
+            for (&f, &t) in windows.from_offsets.iter().zip(windows.to_offsets) {
+                assert!(target + t < bound, "element out of the output");
+                // SAFETY: in bounds (asserted); no other (window, element) writes this position.
+                unsafe { *out.get().add(target + t) = from[source + f] };
+            }
+        }
+    };
+    let count = windows.sources.len();
+    if parallel && count * n >= 1 << 15 {
+        let grain = (count / (4 * rayon::current_num_threads())).max(1);
+        (0..count).into_par_iter().with_min_len(grain).for_each(copy_one);
+    } else {
+        (0..count).for_each(copy_one);
+    }
+}

@@ -1,0 +1,244 @@
+//! `reduce_window` and `select_and_scatter`: walks of a window over an operand. Padding and
+//! the holes of a base dilation hold no element: they are never reduced nor selected.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::attributes::{BinaryOp, Window};
+use crate::error::Result;
+use crate::exec::element::{with_binary_fn, Element};
+use crate::exec::kernels::interpreted::Apply;
+use crate::exec::kernels::scatter::copy_operand;
+use crate::exec::scalar_program::Scalar;
+use crate::literal::Literal;
+use crate::storage::{with_native_type, NativeType};
+
+/// For each walked dimension and each window position along it, the buffer offsets (index ×
+/// stride) of the window's elements that lie inside the operand, in window order.
+struct Walk {
+    tables: Vec<Vec<Vec<usize>>>,
+    /// The number of window positions along each walked dimension.
+    positions: Vec<usize>,
+}
+
+impl Walk {
+    /// The walk of `window` over the first `walked` dimensions of `operand` (whose buffer has
+    /// `strides`), for `positions` window positions each (the output's sizes).
+    fn new(window: &Window, dimensions: &[i64], strides: &[i64], positions: &[i64], walked: usize) -> Walk {
+        let tables = (0..walked)
+            .map(|d| {
+                let w = &window.dimensions[d];
+                // Only window elements that can land inside the dilated base are visited, so a
+                // huge window over a small operand costs what the operand holds.
+                let last = (dimensions[d] - 1).max(0) * w.base_dilation;
+                (0..positions[d])
+                    .map(|o| {
+                        let origin = o * w.stride - w.padding_low;
+                        let first = (-origin).max(0).div_euclid(w.window_dilation)
+                            + i64::from((-origin).max(0) % w.window_dilation != 0);
+                        let end =
+                            (last - origin).div_euclid(w.window_dilation).saturating_add(1).clamp(0, w.size);
+                        (first.min(end)..end)
+                            .filter_map(|k| {
+                                let dilated = o * w.stride + k * w.window_dilation - w.padding_low;
+                                let inside = dilated >= 0 && dilated % w.base_dilation == 0;
+                                let q = dilated / w.base_dilation;
+                                (inside && q < dimensions[d]).then_some((q * strides[d]) as usize)
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        Walk { tables, positions: positions[..walked].iter().map(|&p| p as usize).collect() }
+    }
+
+    /// Calls `visit(row, offsets)` for the window positions `rows` (row-major over the walked
+    /// dimensions) with the offsets of their elements, in row-major window order.
+    fn for_each(
+        &self,
+        rows: Range<usize>,
+        mut visit: impl FnMut(usize, &[usize]) -> Result<()>,
+    ) -> Result<()> {
+        let mut index = vec![0usize; self.positions.len()];
+        let mut rest = rows.start;
+        for d in (0..index.len()).rev() {
+            index[d] = rest % self.positions[d].max(1);
+            rest /= self.positions[d].max(1);
+        }
+        let (mut offsets, mut next) = (Vec::new(), Vec::new());
+        for row in rows {
+            offsets.clear();
+            offsets.push(0);
+            for (d, &o) in index.iter().enumerate() {
+                next.clear();
+                for &base in &offsets {
+                    next.extend(self.tables[d][o].iter().map(|&t| base + t));
+                }
+                std::mem::swap(&mut offsets, &mut next);
+            }
+            visit(row, &offsets)?;
+            for d in (0..index.len()).rev() {
+                index[d] += 1;
+                if index[d] < self.positions[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How a reduce window combines: a native binary op (vectorized), or an interpreted function.
+pub(crate) enum Combine<'a> {
+    Native(BinaryOp),
+    Interpreted(Apply<'a>),
+}
+
+/// XLA's reduce window of `operand` from `init` into `out` (row-major: the plan lays it out).
+pub(crate) fn reduce_window(
+    operand: &Literal,
+    init: &Literal,
+    window: &Window,
+    combine: Combine<'_>,
+    out: &mut Literal,
+    parallel: bool,
+) -> Result<()> {
+    let shape = operand.shape();
+    let (dimensions, strides) = (shape.dimensions(), shape.strides());
+    let positions = out.shape().dimensions().to_vec();
+    let rank = shape.rank();
+    match combine {
+        Combine::Native(op) => {
+            // The innermost dimension is read as a vector when the window does not move along
+            // it and it is contiguous in both the operand and the output.
+            let trivial = window.dimensions.last().is_some_and(|w| {
+                w.size == 1
+                    && w.stride == 1
+                    && w.padding_low == 0
+                    && w.padding_high == 0
+                    && w.base_dilation == 1
+            });
+            let vector = rank > 0 && trivial && strides[rank - 1] == 1;
+            let (walked, row) = if vector { (rank - 1, dimensions[rank - 1] as usize) } else { (rank, 1) };
+            let walk = Walk::new(window, dimensions, &strides, &positions, walked);
+            with_native_type!(operand.element_type(), T => {
+                let init = init.memory::<T>()?[0];
+                let input = operand.memory::<T>()?;
+                let output = out.storage_mut()?.as_mut_slice::<T>()?;
+                with_binary_fn!(T, op, f => native_reduce_window(&walk, input, init, f, row, output, parallel))
+            })
+        }
+        Combine::Interpreted(apply) => {
+            let walk = Walk::new(window, dimensions, &strides, &positions, rank);
+            let initial = Scalar::read(init, 0);
+            let count = positions.iter().product::<i64>() as usize;
+            let (mut arguments, mut results) = (Vec::with_capacity(2), Vec::with_capacity(1));
+            walk.for_each(0..count, |row, offsets| {
+                let mut accumulator = initial;
+                for &offset in offsets {
+                    arguments.clear();
+                    arguments.extend([accumulator, Scalar::read(operand, offset)]);
+                    results.clear();
+                    apply(&arguments, &mut results)?;
+                    accumulator = results.first().copied().unwrap_or(accumulator);
+                }
+                accumulator.store(out, row)
+            })
+        }
+    }
+}
+
+/// The native reduce window: rows of `row` contiguous elements folded together, window
+/// positions split across threads.
+fn native_reduce_window<T: NativeType>(
+    walk: &Walk,
+    input: &[T],
+    init: T,
+    f: impl Fn(T, T) -> T + Sync,
+    row: usize,
+    output: &mut [T],
+    parallel: bool,
+) -> Result<()> {
+    let run = |first: usize, chunk: &mut [T]| {
+        let rows = first..first + chunk.len() / row.max(1);
+        walk.for_each(rows, |r, offsets| {
+            let accumulator = &mut chunk[(r - first) * row..(r - first + 1) * row];
+            accumulator.fill(init);
+            for &offset in offsets {
+                for (a, &x) in accumulator.iter_mut().zip(&input[offset..offset + row]) {
+                    *a = f(*a, x);
+                }
+            }
+            Ok(())
+        })
+    };
+    if row == 0 {
+        return Ok(());
+    }
+    let rows_per_chunk = (4096 / row).max(1);
+    if parallel && output.len() >= 1 << 14 {
+        output
+            .par_chunks_mut(rows_per_chunk * row)
+            .enumerate()
+            .try_for_each(|(i, chunk)| run(i * rows_per_chunk, chunk))
+    } else {
+        run(0, output)
+    }
+}
+
+/// XLA's select and scatter: `out` (the operand's shape) starts as `init`; for each window
+/// position, `select(kept, candidate)` walks the window's elements (the first kept unless
+/// `select` says no) and `scatter(out, source)` lands on the one kept.
+pub(crate) fn select_and_scatter(
+    [operand, source, init]: [&Literal; 3],
+    window: &Window,
+    select: Apply<'_>,
+    scatter: Apply<'_>,
+    out: &mut Literal,
+) -> Result<()> {
+    // Read the operand in the output's layout, so one offset addresses both.
+    let relaid;
+    let operand = if operand.shape() == out.shape() {
+        operand
+    } else {
+        let mut copy = Literal::for_overwrite(out.shape())?;
+        copy_operand(operand, &mut copy)?;
+        relaid = copy;
+        &relaid
+    };
+    let shape = out.shape().clone();
+    let initial = Scalar::read(init, 0);
+    let total = shape.buffer_len() as usize;
+    for position in 0..total {
+        initial.store(out, position)?;
+    }
+    let positions = source.shape().dimensions().to_vec();
+    let walk = Walk::new(window, shape.dimensions(), &shape.strides(), &positions, shape.rank());
+    let source_positions: Vec<usize> = source.shape().row_major_offsets().collect();
+    let count = source_positions.len();
+    let (mut arguments, mut results) = (Vec::with_capacity(2), Vec::with_capacity(1));
+    walk.for_each(0..count, |row, offsets| {
+        let Some((&first, rest)) = offsets.split_first() else { return Ok(()) };
+        let mut kept = first;
+        for &candidate in rest {
+            arguments.clear();
+            arguments.extend([Scalar::read(operand, kept), Scalar::read(operand, candidate)]);
+            results.clear();
+            select(&arguments, &mut results)?;
+            if results.first() != Some(&Scalar::Pred(true)) {
+                kept = candidate;
+            }
+        }
+        arguments.clear();
+        arguments.extend([Scalar::read(out, kept), Scalar::read(source, source_positions[row])]);
+        results.clear();
+        scatter(&arguments, &mut results)?;
+        match results.first() {
+            Some(value) => value.store(out, kept),
+            None => Ok(()),
+        }
+    })
+}
