@@ -35,6 +35,8 @@ pub enum UnaryOp {
     Ceil,
     /// Round half away from zero.
     Round,
+    /// Round half to even (XLA's `RoundNearestEven`, `jnp.round`).
+    RoundNearestEven,
     /// Sine.
     Sin,
     /// Cosine.
@@ -51,11 +53,28 @@ impl UnaryOp {
     /// ```
     /// assert!(lazy_xla::UnaryOp::ALL.contains(&lazy_xla::UnaryOp::Tanh));
     /// ```
-    pub const ALL: [UnaryOp; 18] = {
+    pub const ALL: [UnaryOp; 19] = {
         use UnaryOp::*;
         [
-            Neg, Abs, Exp, Log, Log1p, Expm1, Tanh, Logistic, Sqrt, Rsqrt, Sign, Floor, Ceil, Round, Sin,
-            Cos, Not, IsFinite,
+            Neg,
+            Abs,
+            Exp,
+            Log,
+            Log1p,
+            Expm1,
+            Tanh,
+            Logistic,
+            Sqrt,
+            Rsqrt,
+            Sign,
+            Floor,
+            Ceil,
+            Round,
+            Sin,
+            Cos,
+            Not,
+            IsFinite,
+            RoundNearestEven,
         ]
     };
 
@@ -77,6 +96,7 @@ impl UnaryOp {
             Floor => "floor",
             Ceil => "ceil",
             Round => "round-nearest-afz",
+            RoundNearestEven => "round-nearest-even",
             Sin => "sine",
             Cos => "cosine",
             Not => "not",

@@ -23,7 +23,8 @@ pub use data_movement::{
 pub use elementwise::{
     abs, add, and, atan2, bitcast_convert_type, ceil, clamp, convert_element_type, cos, div, eq, exp, expm1,
     floor, ge, gt, is_finite, le, log, log1p, logistic, lt, max, min, mul, ne, neg, not, or, pow, rem, round,
-    rsqrt, select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sqrt, sub, tanh, xor,
+    round_nearest_even, rsqrt, select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin,
+    sqrt, sub, tanh, xor,
 };
 pub use random::rng_bit_generator;
 pub use sorting::{sort, top_k};

@@ -14,6 +14,7 @@ pub(crate) mod computation;
 pub(crate) mod infer;
 pub(crate) mod ir;
 pub(crate) mod loop_part;
+pub(crate) mod parse;
 pub(crate) mod rewrite;
 pub(crate) mod text;
 pub(crate) mod verify;

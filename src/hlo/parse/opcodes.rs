@@ -1,0 +1,187 @@
+//! What each opcode of HLO text means in lazy-xla's IR: one line per opcode in [`OPCODES`]
+//! (element-wise ops come from `UnaryOp::ALL` and `BinaryOp::ALL`, so a new one imports as
+//! soon as it exists). `parameter` and `constant` are read by the instruction grammar, whose
+//! operand lists they replace.
+
+use crate::attributes::{BinaryOp, DotDimensionNumbers, UnaryOp};
+use crate::error::Result;
+use crate::hlo::ir::Opcode;
+use crate::hlo::parse::attributes::Attributes;
+use crate::hlo::parse::cursor::error_at;
+use crate::hlo::parse::lexer::Token;
+
+/// What an instruction of the text becomes.
+pub(super) enum Meaning {
+    /// One IR instruction.
+    Op(Opcode),
+    /// Its operand's values in the instruction's own layout (`copy`, `opt-barrier`): the operand
+    /// itself where the shapes are equal, else a relayout.
+    Copy,
+    /// Its operand's memory read in the instruction's shape (`bitcast`: XLA's layout-only
+    /// reinterpretation, which optimized dumps use for transposes and reshapes).
+    Bitcast,
+}
+
+type Make = fn(&mut Attributes<'_, '_>) -> Result<Meaning>;
+
+fn op(opcode: Opcode) -> Result<Meaning> {
+    Ok(Meaning::Op(opcode))
+}
+
+/// Opcode name → what it becomes, reading the attributes it takes.
+const OPCODES: &[(&str, Make)] = &[
+    ("iota", |a| op(Opcode::Iota { dimension: a.int("iota_dimension")? })),
+    ("compare", compare),
+    ("select", |_| op(Opcode::Select)),
+    ("clamp", |_| op(Opcode::Clamp)),
+    ("convert", |_| op(Opcode::Convert)),
+    ("broadcast", |a| op(Opcode::Broadcast { dimensions: a.ints("dimensions")? })),
+    ("reshape", |_| op(Opcode::Reshape)),
+    ("transpose", |a| op(Opcode::Transpose { permutation: a.ints("dimensions")? })),
+    ("slice", |a| {
+        a.slice().and_then(|(starts, limits, strides)| op(Opcode::Slice { starts, limits, strides }))
+    }),
+    ("concatenate", |a| op(Opcode::Concatenate { dimension: a.one_int("dimensions")? })),
+    ("pad", |a| op(Opcode::Pad(a.padding()?))),
+    ("reverse", |a| op(Opcode::Reverse { dimensions: a.ints("dimensions")? })),
+    ("tuple", |_| op(Opcode::Tuple)),
+    ("get-tuple-element", |a| op(Opcode::GetTupleElement { index: a.int("index")? })),
+    ("reduce", |a| {
+        op(Opcode::Reduce { dimensions: a.ints("dimensions")?, reducer: a.computation("to_apply")? })
+    }),
+    ("dot", dot),
+    ("sort", |a| {
+        let (dimension, is_stable) = (a.one_int("dimensions")?, a.bool_or("is_stable", false)?);
+        op(Opcode::Sort { dimension, is_stable, comparator: a.computation("to_apply")? })
+    }),
+    ("topk", |a| op(Opcode::TopK { k: a.int("k")?, largest: a.bool_or("largest", true)? })),
+    ("rng-bit-generator", |a| op(Opcode::RngBitGenerator { algorithm: a.algorithm()? })),
+    ("bitcast-convert", |_| op(Opcode::BitcastConvert)),
+    ("while", |a| op(Opcode::While { condition: a.computation("condition")?, body: a.computation("body")? })),
+    ("conditional", conditional),
+    ("call", |a| op(Opcode::Call { computation: a.computation("to_apply")? })),
+    ("map", |a| {
+        op(Opcode::Map { dimensions: a.ints("dimensions")?, computation: a.computation("to_apply")? })
+    }),
+    // XLA's fusions (any kind) run as calls of their computations; lazy-xla fuses anew.
+    ("fusion", |a| {
+        a.word("kind")?;
+        op(Opcode::Call { computation: a.computation("calls")? })
+    }),
+    ("copy", |_| Ok(Meaning::Copy)),
+    ("opt-barrier", |_| Ok(Meaning::Copy)),
+    ("bitcast", |_| Ok(Meaning::Bitcast)),
+];
+
+fn compare(a: &mut Attributes<'_, '_>) -> Result<Meaning> {
+    let direction = a.direction()?;
+    // FLOAT, SIGNED and UNSIGNED are what the operands' type implies; TOTALORDER is not.
+    if let Some(kind) = a.word("type")? {
+        if !["FLOAT", "SIGNED", "UNSIGNED"].contains(&kind.text) {
+            return Err(error_at(
+                &kind,
+                format!("lazy-xla does not implement comparison type {}", kind.text),
+            ));
+        }
+    }
+    op(Opcode::Compare(direction))
+}
+
+fn dot(a: &mut Attributes<'_, '_>) -> Result<Meaning> {
+    op(Opcode::Dot(DotDimensionNumbers::new(
+        &a.ints_or_empty("lhs_contracting_dims")?,
+        &a.ints_or_empty("rhs_contracting_dims")?,
+        &a.ints_or_empty("lhs_batch_dims")?,
+        &a.ints_or_empty("rhs_batch_dims")?,
+    )))
+}
+
+fn conditional(a: &mut Attributes<'_, '_>) -> Result<Meaning> {
+    let branches = match a.has("branch_computations") {
+        true => a.computations("branch_computations")?,
+        false => vec![a.computation("true_computation")?, a.computation("false_computation")?],
+    };
+    op(Opcode::Conditional { branches })
+}
+
+/// XLA's opcodes lazy-xla does not implement (yet), named as such in the error.
+const XLA_OPCODES: &[&str] = &[
+    "add-dependency",
+    "after-all",
+    "all-gather",
+    "all-gather-done",
+    "all-gather-start",
+    "all-reduce",
+    "all-reduce-done",
+    "all-reduce-start",
+    "all-to-all",
+    "async-done",
+    "async-start",
+    "async-update",
+    "batch-norm-grad",
+    "batch-norm-inference",
+    "batch-norm-training",
+    "cbrt",
+    "cholesky",
+    "clz",
+    "collective-broadcast",
+    "collective-permute",
+    "collective-permute-done",
+    "collective-permute-start",
+    "convolution",
+    "copy-done",
+    "copy-start",
+    "custom-call",
+    "domain",
+    "dynamic-reshape",
+    "dynamic-slice",
+    "dynamic-update-slice",
+    "erf",
+    "gather",
+    "get-dimension-size",
+    "infeed",
+    "outfeed",
+    "partition-id",
+    "popcnt",
+    "recv",
+    "recv-done",
+    "reduce-precision",
+    "reduce-scatter",
+    "reduce-window",
+    "replica-id",
+    "rng",
+    "rng-get-and-update-state",
+    "scatter",
+    "select-and-scatter",
+    "send",
+    "send-done",
+    "set-dimension-size",
+    "stochastic-convert",
+    "tan",
+    "triangular-solve",
+];
+
+/// XLA's opcodes of complex numbers and the Fourier transform, out of lazy-xla's scope.
+const OUT_OF_SCOPE: &[&str] = &["complex", "real", "imag", "fft"];
+
+/// What the instruction whose opcode is `opcode` means, its attributes read from `attributes`.
+pub(super) fn meaning(opcode: &Token<'_>, attributes: &mut Attributes<'_, '_>) -> Result<Meaning> {
+    let name = opcode.text;
+    if let Some(&unary) = UnaryOp::ALL.iter().find(|u| u.hlo_name() == name) {
+        return op(Opcode::Unary(unary));
+    }
+    if let Some(&binary) = BinaryOp::ALL.iter().find(|b| b.hlo_name() == name) {
+        return op(Opcode::Binary(binary));
+    }
+    if let Some((_, make)) = OPCODES.iter().find(|(known, _)| *known == name) {
+        return make(attributes);
+    }
+    let message = if OUT_OF_SCOPE.contains(&name) {
+        format!("complex numbers and fft are out of scope for lazy-xla: opcode {name}")
+    } else if XLA_OPCODES.contains(&name) {
+        format!("lazy-xla does not implement opcode {name}")
+    } else {
+        format!("unknown opcode: {name}")
+    };
+    Err(error_at(opcode, message))
+}
