@@ -396,3 +396,32 @@ fn ten_thousand_instructions_import_quickly() -> Result<()> {
     assert!(elapsed.as_millis() < 500, "{elapsed:?}");
     Ok(())
 }
+
+#[test]
+fn total_order_comparisons_order_signed_zeros_and_nans() -> Result<()> {
+    let computation = XlaComputation::from_hlo_text(&module(
+        "  ROOT lt = pred[2]{0} compare(x, y), direction=LT, type=TOTALORDER",
+    ))?;
+    let pairs = [
+        (-0.0f32, 0.0f32),
+        (f32::NAN, f32::INFINITY),
+        (-f32::NAN, f32::NEG_INFINITY),
+        (1.0, 2.0),
+        (2.0, 1.0),
+    ];
+    for options in [CompileOptions::default(), CompileOptions::unfused()] {
+        let exe = computation.compile(&options)?;
+        let got: Vec<bool> = pairs
+            .iter()
+            .map(|&(a, b)| {
+                exe.execute(&[&Literal::vec1(&[a, b]), &Literal::vec1(&[b, a])])
+                    .unwrap()
+                    .to_vec::<bool>()
+                    .unwrap()[0]
+            })
+            .collect();
+        // -0 < +0, +NaN above ∞, -NaN below -∞.
+        assert_eq!(got, [true, false, true, true, false]);
+    }
+    Ok(())
+}

@@ -145,7 +145,7 @@ impl Literal {
             F32 => write::<f32>(self, &shape, &mut out),
             F64 => write::<f64>(self, &shape, &mut out),
             Bf16 => (|| {
-                let dtype = DType::Plain("|V2".parse().expect("a valid type string"));
+                let dtype = DType::Plain("<V2".parse().expect("a valid type string"));
                 let mut writer =
                     npyz::WriteOptions::new().dtype(dtype).shape(&shape).writer(&mut out).begin_nd()?;
                 let values = self.to_vec::<half::bf16>().map_err(std::io::Error::other)?;

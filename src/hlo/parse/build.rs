@@ -7,6 +7,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use crate::attributes::{BinaryOp, ComparisonDirection};
+use crate::element_type::ElementType;
 use crate::error::Result;
 use crate::hlo::infer::infer_shape;
 use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
@@ -16,6 +18,7 @@ use crate::hlo::parse::instruction::{Operands, RawInstruction};
 use crate::hlo::parse::lexer::Token;
 use crate::hlo::parse::module::RawComputation;
 use crate::hlo::parse::opcodes::{meaning, Meaning};
+use crate::literal::Literal;
 use crate::shape::Shape;
 
 /// Computations call each other at most this deep (a bound on recursion).
@@ -242,7 +245,63 @@ impl Arena {
                 self.push(Opcode::Reshape, &[operand], declared.clone(), name.to_string(), &raw.name)
             }
             Meaning::Bitcast => self.bitcast(raw, operands),
+            Meaning::TotalOrderCompare(direction) => self.total_order_compare(raw, direction, operands),
         }
+    }
+
+    /// `compare` with `type=TOTALORDER`: float operands compared as XLA's total-order keys (the
+    /// bits as a signed integer, the magnitude bits flipped where the sign is set), which order
+    /// `-NaN < -∞ < … < -0 < +0 < … < ∞ < NaN`; other types compare as they are.
+    fn total_order_compare(
+        &mut self,
+        raw: &RawInstruction<'_>,
+        direction: ComparisonDirection,
+        operands: &[InstructionId],
+    ) -> Result<InstructionId> {
+        let name = raw.name.text;
+        let at = &raw.name;
+        let float = operands.first().is_some_and(|&o| self.instructions[o].shape.element_type().is_float());
+        if !float || operands.len() != 2 {
+            return self.push(Opcode::Compare(direction), operands, raw.shape.clone(), name.to_string(), at);
+        }
+        let shape = self.instructions[operands[0]].shape.clone();
+        let (int_type, zero, max) = match shape.element_type().byte_size() {
+            2 => (ElementType::S16, Literal::scalar(0i16), Literal::scalar(i16::MAX)),
+            4 => (ElementType::S32, Literal::scalar(0i32), Literal::scalar(i32::MAX)),
+            _ => (ElementType::S64, Literal::scalar(0i64), Literal::scalar(i64::MAX)),
+        };
+        let bits_shape = shape.with_element_type(int_type);
+        let pred_shape = shape.with_element_type(ElementType::Pred);
+        let splat = |arena: &mut Self, literal: Literal, what: &str| -> Result<InstructionId> {
+            let constant_name = arena.fresh(&format!("{name}.{what}"));
+            let scalar = Shape::scalar(int_type);
+            let constant = arena.push(Opcode::Constant(Arc::new(literal)), &[], scalar, constant_name, at)?;
+            let broadcast_name = arena.fresh(&format!("{name}.{what}.broadcast"));
+            let broadcast = Opcode::Broadcast { dimensions: Vec::new() };
+            arena.push(broadcast, &[constant], bits_shape.clone(), broadcast_name, at)
+        };
+        let zero = splat(self, zero, "zero")?;
+        let max = splat(self, max, "max")?;
+        let mut keys = Vec::new();
+        for &operand in operands {
+            let bits_name = self.fresh(&format!("{name}.bits"));
+            let bits = self.push(Opcode::BitcastConvert, &[operand], bits_shape.clone(), bits_name, at)?;
+            let negative_name = self.fresh(&format!("{name}.negative"));
+            let less = Opcode::Compare(ComparisonDirection::Lt);
+            let negative = self.push(less, &[bits, zero], pred_shape.clone(), negative_name, at)?;
+            let flipped_name = self.fresh(&format!("{name}.flipped"));
+            let xor = Opcode::Binary(BinaryOp::Xor);
+            let flipped = self.push(xor, &[bits, max], bits_shape.clone(), flipped_name, at)?;
+            let key_name = self.fresh(&format!("{name}.key"));
+            keys.push(self.push(
+                Opcode::Select,
+                &[negative, flipped, bits],
+                bits_shape.clone(),
+                key_name,
+                at,
+            )?);
+        }
+        self.push(Opcode::Compare(direction), &keys, raw.shape.clone(), name.to_string(), at)
     }
 
     /// `bitcast`: the operand's memory (in its layout) read as the declared shape (in its

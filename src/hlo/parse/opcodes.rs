@@ -3,7 +3,7 @@
 //! soon as it exists). `parameter` and `constant` are read by the instruction grammar, whose
 //! operand lists they replace.
 
-use crate::attributes::{BinaryOp, DotDimensionNumbers, UnaryOp};
+use crate::attributes::{BinaryOp, ComparisonDirection, DotDimensionNumbers, UnaryOp};
 use crate::error::Result;
 use crate::hlo::ir::Opcode;
 use crate::hlo::parse::attributes::Attributes;
@@ -17,6 +17,9 @@ pub(super) enum Meaning {
     /// Its operand's values in the instruction's own layout (`copy`, `opt-barrier`): the operand
     /// itself where the shapes are equal, else a relayout.
     Copy,
+    /// A comparison in IEEE 754's total order (`type=TOTALORDER`, which jax's sort uses):
+    /// floats compared as the integers XLA maps them to (`-NaN < -∞ < … < -0 < +0 < … < NaN`).
+    TotalOrderCompare(ComparisonDirection),
     /// Its operand's memory read in the instruction's shape (`bitcast`: XLA's layout-only
     /// reinterpretation, which optimized dumps use for transposes and reshapes).
     Bitcast,
@@ -75,16 +78,14 @@ const OPCODES: &[(&str, Make)] = &[
 
 fn compare(a: &mut Attributes<'_, '_>) -> Result<Meaning> {
     let direction = a.direction()?;
-    // FLOAT, SIGNED and UNSIGNED are what the operands' type implies; TOTALORDER is not.
-    if let Some(kind) = a.word("type")? {
-        if !["FLOAT", "SIGNED", "UNSIGNED"].contains(&kind.text) {
-            return Err(error_at(
-                &kind,
-                format!("lazy-xla does not implement comparison type {}", kind.text),
-            ));
+    // FLOAT, SIGNED and UNSIGNED are what the operands' type implies.
+    match a.word("type")? {
+        Some(kind) if kind.text == "TOTALORDER" => Ok(Meaning::TotalOrderCompare(direction)),
+        Some(kind) if !["FLOAT", "SIGNED", "UNSIGNED"].contains(&kind.text) => {
+            Err(error_at(&kind, format!("unknown comparison type {}", kind.text)))
         }
+        _ => op(Opcode::Compare(direction)),
     }
-    op(Opcode::Compare(direction))
 }
 
 fn dot(a: &mut Attributes<'_, '_>) -> Result<Meaning> {
