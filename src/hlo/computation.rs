@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::error::Result;
+use crate::hlo::dot::computation_dot;
 use crate::hlo::ir::HloComputation;
 use crate::hlo::parse::parse_module;
 use crate::hlo::text::module_text;
@@ -65,6 +66,24 @@ impl XlaComputation {
     /// ```
     pub fn from_hlo_text(text: &str) -> Result<XlaComputation> {
         parse_module(text).map(XlaComputation::new)
+    }
+
+    /// The computation as a Graphviz `digraph` (render it with `dot -Tsvg`): one box per
+    /// instruction with its name, opcode and shape, an edge from each operand to its user,
+    /// the root outlined twice. [`Executable::to_dot`](crate::Executable::to_dot) draws the
+    /// optimized graph, each fusion a coloured cluster.
+    ///
+    /// ```
+    /// use lazy_xla::{shape, XlaBuilder};
+    /// let b = XlaBuilder::new("f");
+    /// let x = b.parameter(0, &shape!(f32[2]), "x");
+    /// let dot = b.build(-x)?.to_dot();
+    /// assert!(dot.starts_with("digraph \"f."));
+    /// assert!(dot.contains("n0 -> n1;"));
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn to_dot(&self) -> String {
+        computation_dot(&self.entry)
     }
 
     /// The parameters' names and shapes and the result's shape.

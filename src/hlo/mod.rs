@@ -11,6 +11,7 @@
 //! [`XlaComputation`]: crate::XlaComputation
 
 pub(crate) mod computation;
+pub(crate) mod dot;
 pub(crate) mod infer;
 pub(crate) mod ir;
 pub(crate) mod loop_part;
