@@ -320,18 +320,26 @@ fn errors_name_the_line_column_and_token() {
         .starts_with("the module has a second ENTRY computation at 5:7"));
 }
 
-/// Module texts to mutate: a jax-like dump and what the builder prints for control flow.
+/// Module texts to mutate: a jax-like dump, what the builder prints for control flow, and
+/// jax's own modules (an optimized dump among them).
 fn corpus() -> Vec<String> {
-    vec![DUMP.to_string(), counted_loop().unwrap().to_hlo_text(), module("  ROOT z = f32[2]{0} add(x, y)")]
+    vec![
+        DUMP.to_string(),
+        counted_loop().unwrap().to_hlo_text(),
+        module("  ROOT z = f32[2]{0} add(x, y)"),
+        include_str!("data/jax/mlp_optimized.hlo").to_string(),
+        include_str!("data/jax/statistics.hlo").to_string(),
+        include_str!("../examples/hlo/attention.hlo").to_string(),
+    ]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1000, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Cut, flipped, dropped, duplicated and swapped lines and bytes: an `Ok` or an `Err`,
     /// never a panic.
     #[test]
-    fn malformed_modules_are_errors_not_panics(which in 0usize..3, kind in 0u8..5, a in any::<usize>(), b in any::<usize>(), byte in 32u8..127) {
+    fn malformed_modules_are_errors_not_panics(which in 0usize..6, kind in 0u8..5, a in any::<usize>(), b in any::<usize>(), byte in 32u8..127) {
         let text = &corpus()[which];
         let mut lines: Vec<&str> = text.lines().collect();
         let mutated = match kind {

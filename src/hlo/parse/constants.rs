@@ -11,6 +11,9 @@ use crate::literal::Literal;
 use crate::shape::Shape;
 use crate::storage::with_native_type;
 
+/// The deepest braces a constant may nest (a bound on recursion, far beyond real arrays).
+const MAX_RANK: usize = 64;
+
 /// The values of a constant of `shape`, from after `constant(` up to (not including) its `)`.
 pub(super) fn literal(cursor: &mut Cursor<'_, '_>, shape: &Shape) -> Result<Literal> {
     let start = cursor.peek();
@@ -19,6 +22,9 @@ pub(super) fn literal(cursor: &mut Cursor<'_, '_>, shape: &Shape) -> Result<Lite
             &start,
             "tuple constants are not supported; build the tuple from array constants",
         ));
+    }
+    if shape.rank() > MAX_RANK {
+        return Err(error_at(&start, format!("constants of rank above {MAX_RANK} are not supported")));
     }
     let mut values = Vec::new();
     nested(cursor, shape.dimensions(), &mut values)?;
@@ -193,5 +199,7 @@ mod tests {
         assert!(error("{...}", &shape!(f32[100])).starts_with("the constant's values are elided"));
         assert!(error("{1, 2}", &shape!(f32[3])).starts_with("expected 3 elements"));
         assert!(error("{1, 2}", &shape!(f32[2, 1])).starts_with("expected `{`"));
+        let deep = Shape::new(ElementType::F32, &[1; 65]);
+        assert!(error("{", &deep).starts_with("constants of rank above 64"));
     }
 }
