@@ -6,8 +6,14 @@
 //! `kind=kLoop`, calling a fused computation that holds the whole chain), checks that both
 //! modes compute the same values, and times both.
 //!
+//! It also draws both graphs with Graphviz (`to_dot`): `target/pictures/w1.before.dot` and
+//! `w1.after.dot`, the fusion a coloured cluster, and `.svg` files when Graphviz's `dot` is
+//! installed.
+//!
 //! Run with `cargo run --release --example fused_vs_unfused`.
 
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lazy_xla::{add, max, mul, shape, CompileOptions, Executable, Literal, XlaBuilder, XlaComputation};
@@ -124,7 +130,40 @@ pub fn report(rows: usize, cols: usize, runs: usize) -> lazy_xla::Result<String>
     Ok(out)
 }
 
+/// Writes the graph before and after optimization as `.dot` files in `folder` (and as `.svg`
+/// when Graphviz's `dot` runs); returns what it did, as text.
+pub fn pictures(folder: &Path) -> lazy_xla::Result<String> {
+    let mut out = String::new();
+    heading(&mut out, "Pictures");
+    let io = |e: std::io::Error| lazy_xla::Error::InvalidArgument(format!("{}: {e}", folder.display()));
+    std::fs::create_dir_all(folder).map_err(io)?;
+    let computation = w1(4, 8)?;
+    let optimized = computation.compile(&CompileOptions::default())?;
+    let mut graphviz = true;
+    for (name, dot) in [("w1.before", computation.to_dot()), ("w1.after", optimized.to_dot())] {
+        let path = folder.join(format!("{name}.dot"));
+        std::fs::write(&path, dot).map_err(io)?;
+        say!(out, "wrote {}", path.display());
+        if graphviz {
+            let svg = path.with_extension("svg");
+            match Command::new("dot").arg("-Tsvg").arg(&path).arg("-o").arg(&svg).status() {
+                Ok(status) if status.success() => say!(out, "wrote {}", svg.display()),
+                _ => graphviz = false,
+            }
+        }
+    }
+    if !graphviz {
+        say!(
+            out,
+            "Graphviz's `dot` did not run: install it (apt-get install graphviz, brew install graphviz)"
+        );
+        say!(out, "and render with `dot -Tsvg w1.after.dot -o w1.after.svg`.");
+    }
+    Ok(out)
+}
+
 fn main() -> lazy_xla::Result<()> {
     print!("{}", report(ROWS, COLUMNS, RUNS)?);
+    print!("{}", pictures(Path::new("target/pictures"))?);
     Ok(())
 }

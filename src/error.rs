@@ -79,6 +79,19 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// HLO text that does not parse, or does not make a valid computation: what is wrong
+    /// (XLA's sentence where XLA has one), where (1-based line and column) and the token there.
+    #[error("{message} at {line}:{column} (`{token}`)")]
+    HloText {
+        /// What is wrong.
+        message: String,
+        /// The line of the offending token.
+        line: usize,
+        /// Its column, in characters.
+        column: usize,
+        /// The offending token (`end of input` at the end).
+        token: String,
+    },
     /// A feature XLA has that lazy-xla does not implement.
     #[error("unimplemented: {0}")]
     Unimplemented(String),

@@ -103,7 +103,8 @@ fn resolve(src: &Path, segments: &[String]) -> Option<PathBuf> {
 fn top_module(src: &Path, file: &Path) -> Option<String> {
     let relative = file.strip_prefix(src).ok()?;
     let first = relative.components().next()?.as_os_str().to_str()?;
-    (first != "lib.rs").then(|| first.trim_end_matches(".rs").to_string())
+    // main.rs is the `lazy-xla` binary: its own crate, on the public API.
+    (first != "lib.rs" && first != "main.rs").then(|| first.trim_end_matches(".rs").to_string())
 }
 
 struct Graph {

@@ -66,3 +66,16 @@ fn both_modes_agree_and_are_timed() {
     );
     assert!(lines.iter().any(|line| line.starts_with("unfused / fused = ")), "{text}");
 }
+
+#[test]
+fn the_pictures_are_written_with_the_fusion_as_a_cluster() {
+    let folder = std::env::temp_dir().join(format!("lazy-xla-pictures-{}", std::process::id()));
+    let text =
+        fused_vs_unfused::pictures(&folder).unwrap_or_else(|error| panic!("the pictures failed: {error}"));
+    let before = std::fs::read_to_string(folder.join("w1.before.dot")).unwrap();
+    let after = std::fs::read_to_string(folder.join("w1.after.dot")).unwrap();
+    assert!(before.starts_with("digraph") && !before.contains("cluster"), "{before}");
+    assert!(after.contains("subgraph cluster_") && after.contains("kLoop"), "{after}");
+    assert!(text.contains("w1.after.dot"), "{text}");
+    std::fs::remove_dir_all(&folder).unwrap();
+}

@@ -156,6 +156,10 @@ fn float_edge_cases() {
     assert_results("sign", &sign, &floats(&[-0.0, 0.0, nan, -1.0, 1.0]));
     let round = unary_all(UnaryKind::Round, F32, &float(F32, &[-2.5, 0.5, 1.5, 2.5, -0.4]));
     assert_results("round", &round, &floats(&[-3.0, 1.0, 2.0, 3.0, -0.0]));
+    // XLA's RoundNearestEven (jaxlib 0.6.0, alike for f32, bf16, f16 and f64).
+    let even =
+        unary_all(UnaryKind::RoundNearestEven, F32, &float(F32, &[-2.5, 0.5, 1.5, 2.5, -0.4, -0.5, 3.5]));
+    assert_results("round_nearest_even", &even, &floats(&[-2.0, 0.0, 2.0, 2.0, -0.0, -0.0, 4.0]));
     assert_results("ceil", &unary_all(UnaryKind::Ceil, F32, &float(F32, &[-0.5])), &floats(&[-0.0]));
     let sqrt = unary_all(UnaryKind::Sqrt, F32, &float(F32, &[0.0, -0.0, -1.0, inf, -inf]));
     assert_results("sqrt", &sqrt, &floats(&[0.0, -0.0, nan, inf, nan]));

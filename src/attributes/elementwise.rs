@@ -35,6 +35,8 @@ pub enum UnaryOp {
     Ceil,
     /// Round half away from zero.
     Round,
+    /// Round half to even (XLA's `RoundNearestEven`, `jnp.round`).
+    RoundNearestEven,
     /// Sine.
     Sin,
     /// Cosine.
@@ -70,7 +72,7 @@ impl UnaryOp {
     /// ```
     /// assert!(lazy_xla::UnaryOp::ALL.contains(&lazy_xla::UnaryOp::Tanh));
     /// ```
-    pub const ALL: [UnaryOp; 23] = {
+    pub const ALL: [UnaryOp; 24] = {
         use UnaryOp::*;
         [
             Neg,
@@ -96,6 +98,7 @@ impl UnaryOp {
             Erf,
             Tan,
             Cbrt,
+            RoundNearestEven,
         ]
     };
 
@@ -117,6 +120,7 @@ impl UnaryOp {
             Floor => "floor",
             Ceil => "ceil",
             Round => "round-nearest-afz",
+            RoundNearestEven => "round-nearest-even",
             Sin => "sine",
             Cos => "cosine",
             Not => "not",

@@ -139,6 +139,7 @@ unary_functions! {
     floor => Floor, "1.5f32" -> "f32", "Element-wise rounding toward -∞ (floats)";
     ceil => Ceil, "1.5f32" -> "f32", "Element-wise rounding toward +∞ (floats)";
     round => Round, "2.5f32" -> "f32", "Element-wise rounding to nearest, halves away from zero (floats)";
+    round_nearest_even => RoundNearestEven, "2.5f32" -> "f32", "Element-wise rounding to nearest, halves to even (floats; XLA's RoundNearestEven, `jnp.round`)";
     sin => Sin, "1.0f32" -> "f32", "Element-wise sine (floats)";
     cos => Cos, "1.0f32" -> "f32", "Element-wise cosine (floats)";
     not => Not, "true" -> "pred", "Element-wise logical not (pred) or bitwise not (integers)";

@@ -27,8 +27,8 @@ pub use data_movement::{
 pub use elementwise::{
     abs, add, and, atan2, bitcast_convert_type, cbrt, ceil, clamp, clz, convert_element_type, cos, div, eq,
     erf, exp, expm1, floor, ge, gt, is_finite, le, log, log1p, logistic, lt, max, min, mul, ne, neg, not, or,
-    population_count, pow, reduce_precision, rem, round, rsqrt, select, shift_left, shift_right_arithmetic,
-    shift_right_logical, sign, sin, sqrt, sub, tan, tanh, xor,
+    population_count, pow, reduce_precision, rem, round, round_nearest_even, rsqrt, select, shift_left,
+    shift_right_arithmetic, shift_right_logical, sign, sin, sqrt, sub, tan, tanh, xor,
 };
 pub use indexing::{dynamic_slice, dynamic_update_slice, gather, scatter};
 pub use random::rng_bit_generator;

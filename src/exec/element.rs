@@ -93,6 +93,9 @@ pub(crate) trait Element: NativeType {
     fn round(self) -> Self {
         self
     }
+    fn round_nearest_even(self) -> Self {
+        self
+    }
     fn sin<M: MulAdd>(self) -> Self {
         self.via_f64(f64::sin)
     }
@@ -321,7 +324,7 @@ macro_rules! float {
             float!(@unary $t, $c, $to, $from; neg: |a: $c| -a, abs: <$c>::abs,
                 sign: |a: $c| if a == 0.0 || a.is_nan() { a } else { a.signum() },
                 sqrt: math::sqrt::<$c>, rsqrt: math::rsqrt::<$c>, floor: <$c>::floor, ceil: <$c>::ceil,
-                round: <$c>::round);
+                round: <$c>::round, round_nearest_even: <$c>::round_ties_even);
             #[inline(always)]
             fn trig_beyond_fast(self) -> bool {
                 let to: fn($t) -> $c = $to;

@@ -6,6 +6,7 @@ use crate::error::{invalid_argument, Error, Result};
 use crate::exec::plan::{evaluate, Plan};
 use crate::exec::value::Value;
 use crate::hlo::computation::XlaComputation;
+use crate::hlo::dot::computation_dot;
 use crate::hlo::text::module_text;
 use crate::literal::Literal;
 use crate::passes::optimize;
@@ -171,6 +172,21 @@ impl Executable {
     /// ```
     pub fn to_hlo_text(&self) -> String {
         module_text(self.plan.computation())
+    }
+
+    /// The optimized computation as a Graphviz `digraph`, each fusion a coloured cluster of
+    /// the instructions it runs as one loop (see [`XlaComputation::to_dot`]).
+    ///
+    /// ```
+    /// use lazy_xla::*;
+    /// let b = XlaBuilder::new("f");
+    /// let x = b.parameter(0, &shape!(f32[4]), "x");
+    /// let exe = b.build(exp(x) * x + x)?.compile(&CompileOptions::default())?;
+    /// assert!(exe.to_dot().contains("subgraph cluster_"));
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn to_dot(&self) -> String {
+        computation_dot(self.plan.computation())
     }
 
     /// The options it was compiled with.

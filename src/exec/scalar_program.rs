@@ -244,6 +244,7 @@ fn unary<M: MulAdd>(op: UnaryOp, x: Scalar) -> Scalar {
             Floor => Element::floor,
             Ceil => Element::ceil,
             Round => Element::round,
+            RoundNearestEven => Element::round_nearest_even,
             Sin => Element::sin::<M>,
             Cos => Element::cos::<M>,
             Tan => Element::tan::<M>,

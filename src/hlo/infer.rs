@@ -54,13 +54,15 @@ pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape
         Opcode::Constant(literal) => Ok(literal.shape().clone()),
         Opcode::Iota { dimension } => iota_shape(declared, *dimension),
         Opcode::Unary(op) => unary_shape(*op, operand()),
+        // XLA's rejection first (what an imported module that lies meets), then the IR's
+        // stricter rule.
         Opcode::Binary(op) => {
-            same_operands(opcode, operands)?;
-            binary_shape(*op, operands[0], operands[1], &[])
+            let shape = binary_shape(*op, operands[0], operands[1], &[])?;
+            same_operands(opcode, operands).map(|()| shape)
         }
         Opcode::Compare(_) => {
-            same_operands(opcode, operands)?;
-            compare_shape(operands[0], operands[1], &[])
+            let shape = compare_shape(operands[0], operands[1], &[])?;
+            same_operands(opcode, operands).map(|()| shape)
         }
         Opcode::Select => {
             same_operands(opcode, &operands[1..])?;

@@ -320,6 +320,7 @@ impl Opcode {
     pub(crate) fn called_computations(&self) -> Vec<&Arc<HloComputation>> {
         match self {
             Opcode::Reduce { reducer, .. } => vec![reducer],
+            Opcode::Sort { comparator, .. } => vec![comparator],
             Opcode::Fusion { computation, .. }
             | Opcode::Call { computation }
             | Opcode::Map { computation, .. } => {
@@ -338,6 +339,7 @@ impl Opcode {
     pub(crate) fn called_computations_mut(&mut self) -> Vec<&mut Arc<HloComputation>> {
         match self {
             Opcode::Reduce { reducer, .. } => vec![reducer],
+            Opcode::Sort { comparator, .. } => vec![comparator],
             Opcode::Fusion { computation, .. }
             | Opcode::Call { computation }
             | Opcode::Map { computation, .. } => {

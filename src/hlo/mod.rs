@@ -11,9 +11,11 @@
 //! [`XlaComputation`]: crate::XlaComputation
 
 pub(crate) mod computation;
+pub(crate) mod dot;
 pub(crate) mod infer;
 pub(crate) mod ir;
 pub(crate) mod loop_part;
+pub(crate) mod parse;
 pub(crate) mod rewrite;
 pub(crate) mod text;
 pub(crate) mod verify;

@@ -18,7 +18,9 @@ use crate::shape::Shape;
 pub(crate) fn module_text(entry: &Arc<HloComputation>) -> String {
     let mut body = String::new();
     let fused = entry.fused_computations();
-    for callee in entry.called_computations() {
+    let mut callees = Vec::new();
+    called_in_post_order(entry, &mut callees);
+    for callee in callees {
         let parameters_first = fused.iter().any(|f| Arc::ptr_eq(f, &callee));
         computation_text(&mut body, &callee, "", parameters_first);
     }
@@ -30,6 +32,23 @@ pub(crate) fn module_text(entry: &Arc<HloComputation>) -> String {
         entry.name,
         hlo_shape(entry.result_shape())
     )
+}
+
+/// The computations `computation` calls, each once, callees first, found in the order its
+/// instructions print (so the text does not depend on the order they were made in: an
+/// imported module prints as it was read).
+fn called_in_post_order(computation: &HloComputation, found: &mut Vec<Arc<HloComputation>>) {
+    let mut visited = vec![false; computation.instructions.len()];
+    let mut order = Vec::with_capacity(computation.instructions.len());
+    post_order(computation, &mut visited, &mut order);
+    for id in order {
+        for called in computation.instructions[id].opcode.called_computations() {
+            if !found.iter().any(|known| Arc::ptr_eq(known, called)) {
+                called_in_post_order(called, found);
+                found.push(called.clone());
+            }
+        }
+    }
 }
 
 /// Appends one computation: `name {`, one line per instruction, `}` and a blank line.

@@ -4,6 +4,7 @@
 mod approx_eq;
 pub(crate) mod display;
 mod ndarray_interop;
+mod npy;
 
 use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Error, Result};

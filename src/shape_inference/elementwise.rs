@@ -17,7 +17,7 @@ pub(crate) fn unary_shape(op: UnaryOp, operand: &Shape) -> Result<Shape> {
     let name = op.hlo_name();
     let type_name = t.primitive_type_name();
     match op {
-        Floor | Ceil | Round if !t.is_float() => invalid_argument!(
+        Floor | Ceil | Round | RoundNearestEven if !t.is_float() => invalid_argument!(
             "Expected element type in shape to be floating for {name} operation; got {type_name}."
         ),
         Exp | Log | Log1p | Expm1 | Tanh | Logistic | Sqrt | Rsqrt | Cbrt | Sin | Cos | Tan if !t.is_float() => {

@@ -376,6 +376,7 @@ fn unary_fn(op: UnaryKind) -> Unary {
         Floor => floor,
         Ceil => ceil,
         Round => round,
+        RoundNearestEven => round_nearest_even,
         Sin => sin,
         Cos => cos,
         Not => not,

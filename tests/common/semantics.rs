@@ -46,6 +46,7 @@ pub enum UnaryKind {
     Floor,
     Ceil,
     Round,
+    RoundNearestEven,
     Sin,
     Cos,
     Not,
@@ -85,7 +86,7 @@ pub enum CompareKind {
 
 impl UnaryKind {
     /// Every unary op.
-    pub const ALL: [UnaryKind; 18] = [
+    pub const ALL: [UnaryKind; 19] = [
         UnaryKind::Neg,
         UnaryKind::Abs,
         UnaryKind::Exp,
@@ -100,6 +101,7 @@ impl UnaryKind {
         UnaryKind::Floor,
         UnaryKind::Ceil,
         UnaryKind::Round,
+        UnaryKind::RoundNearestEven,
         UnaryKind::Sin,
         UnaryKind::Cos,
         UnaryKind::Not,
@@ -124,6 +126,7 @@ impl UnaryKind {
             Floor => "floor",
             Ceil => "ceil",
             Round => "round",
+            RoundNearestEven => "round_nearest_even",
             Sin => "sin",
             Cos => "cos",
             Not => "not",
@@ -313,10 +316,11 @@ fn float_unary(op: UnaryKind, ty: ElementType, x: f64, e: f64) -> Elem {
                 Elem::float(s)
             }
         }
-        Floor | Ceil | Round => {
+        Floor | Ceil | Round | RoundNearestEven => {
             let f = |t: f64| match op {
                 Floor => t.floor(),
                 Ceil => t.ceil(),
+                RoundNearestEven => t.round_ties_even(),
                 _ => t.round(), // half away from zero, as XLA's round
             };
             if e == 0.0 || f(x - e).to_bits() == f(x + e).to_bits() {

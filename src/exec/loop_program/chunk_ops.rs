@@ -197,6 +197,7 @@ fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
         Floor => map1(x, out, Element::floor),
         Ceil => map1(x, out, Element::ceil),
         Round => map1(x, out, Element::round),
+        RoundNearestEven => map1(x, out, Element::round_nearest_even),
         Sin => map1_trig(x, out, Element::sin_fast::<M>, Element::sin::<M>),
         Cos => map1_trig(x, out, Element::cos_fast::<M>, Element::cos::<M>),
         Tan => map1_trig(x, out, Element::tan_fast::<M>, Element::tan::<M>),

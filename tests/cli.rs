@@ -1,0 +1,119 @@
+//! The `lazy-xla` binary on jax's modules (`tests/data/jax/`): `run`, `opt`, `dot`, `bench`
+//! and `--help`; bad files and shape mismatches are one line on stderr and exit status 1.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use lazy_xla::Literal;
+
+fn data(file: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/jax").join(file).display().to_string()
+}
+
+fn temp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("lazy-xla-cli-{}-{name}", std::process::id()))
+}
+
+fn lazy_xla(arguments: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lazy-xla")).args(arguments).output().expect("the binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(output.status.success(), "failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// `--input` for each of `name`'s input files.
+fn inputs(name: &str, count: usize) -> Vec<String> {
+    (0..count).flat_map(|i| ["--input".to_string(), data(&format!("{name}.in{i}.npy"))]).collect()
+}
+
+#[test]
+fn run_prints_and_writes_the_results() {
+    let out = temp("mlp.npy");
+    let mut arguments =
+        vec!["run".to_string(), data("mlp.hlo"), "--output".into(), out.display().to_string()];
+    arguments.extend(inputs("mlp", 5));
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    let printed = stdout(&lazy_xla(&arguments));
+    assert!(printed.starts_with("f32[4,3] {\n  { 0.14"), "{printed}");
+    let got = Literal::read_npy(&out).unwrap().to_vec::<f32>().unwrap();
+    let want = Literal::read_npy(data("mlp.out0.npy")).unwrap().to_vec::<f32>().unwrap();
+    assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-5 * w.abs() + 1e-6));
+    std::fs::remove_file(&out).unwrap();
+
+    // A tuple: one path becomes one file per element; unfused on one thread.
+    let out = temp("stats.npy");
+    let mut arguments = vec![
+        "run".to_string(),
+        data("statistics.hlo"),
+        "-o".into(),
+        out.display().to_string(),
+        "--no-fusion".into(),
+    ];
+    arguments.extend(["--threads".to_string(), "1".to_string()]);
+    arguments.extend(inputs("statistics", 2));
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    let printed = stdout(&lazy_xla(&arguments));
+    assert!(printed.contains("s32[4] {"), "{printed}");
+    for i in 0..6 {
+        let file = out.with_extension(format!("{i}.npy"));
+        let want = Literal::read_npy(data(&format!("statistics.out{i}.npy"))).unwrap();
+        assert_eq!(Literal::read_npy(&file).unwrap().shape(), want.shape());
+        std::fs::remove_file(file).unwrap();
+    }
+}
+
+#[test]
+fn opt_dot_and_bench() {
+    let optimized = stdout(&lazy_xla(&["opt", &data("mlp.hlo")]));
+    assert!(optimized.starts_with("HloModule") && optimized.contains(" fusion("), "{optimized}");
+    let graph = stdout(&lazy_xla(&["dot", &data("mlp.hlo"), "--optimized"]));
+    assert!(graph.starts_with("digraph") && graph.contains("subgraph cluster_"), "{graph}");
+    let file = temp("graph.dot");
+    stdout(&lazy_xla(&["dot", &data("where_clip_relu.hlo"), "-o", file.to_str().unwrap()]));
+    assert!(std::fs::read_to_string(&file).unwrap().contains("call"));
+    std::fs::remove_file(&file).unwrap();
+    let timed = stdout(&lazy_xla(&["bench", &data("mlp_optimized.hlo"), "--seconds", "0"]));
+    assert!(timed.contains("fused: median") && timed.contains("fusion speedup"), "{timed}");
+}
+
+#[test]
+fn every_subcommand_has_help_with_an_example() {
+    for subcommand in ["run", "opt", "dot", "bench"] {
+        let help = stdout(&lazy_xla(&[subcommand, "--help"]));
+        assert!(help.contains(&format!("Example:\n  lazy-xla {subcommand} ")), "{help}");
+    }
+}
+
+/// Fails with one line on stderr containing `expected`, no backtrace.
+fn fails(arguments: &[&str], expected: &str) {
+    let output = lazy_xla(arguments);
+    assert_eq!(output.status.code(), Some(1), "{arguments:?}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(expected) && !stderr.contains("panicked"), "{stderr}\nwant: {expected}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_status_1() {
+    fails(&["run", "/no/such/module.hlo"], "/no/such/module.hlo: No such file");
+    let module = temp("bad.hlo");
+    std::fs::write(&module, "HloModule m\n\nENTRY e {\n  ROOT y = f32[2]{0} no-such-op()\n}\n").unwrap();
+    fails(
+        &["opt", module.to_str().unwrap()],
+        &format!("{}:4:22: unknown opcode: no-such-op", module.display()),
+    );
+    std::fs::remove_file(&module).unwrap();
+    fails(&["run", &data("mlp.hlo"), "--input", &data("mlp.in0.npy")], "takes 5 parameters but 1 --input");
+    let mut swapped = inputs("mlp", 5);
+    swapped.swap(1, 3);
+    let mut arguments = vec!["run".to_string(), data("mlp.hlo")];
+    arguments.extend(swapped);
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    fails(&arguments, "holds f32[8,16] but parameter 0 (Arg_0) is f32[4,8]");
+    fails(
+        &["run", &data("loops.hlo"), "-i", &data("mlp.hlo"), "-i", &data("loops.in1.npy")],
+        "not a .npy file",
+    );
+}
