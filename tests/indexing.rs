@@ -539,3 +539,29 @@ fn the_optimizer_keeps_the_new_ops_out_of_loop_fusions() {
     let unfused = computation.compile(&CompileOptions::unfused()).unwrap().execute(&args).unwrap();
     assert_eq!(fused, unfused);
 }
+
+#[test]
+fn scatter_runs_any_update_computation_in_the_updates_order() {
+    let numbers = ScatterDimensionNumbers {
+        update_window_dims: vec![],
+        inserted_window_dims: vec![0],
+        scatter_dims_to_operand_dims: vec![0],
+        index_vector_dim: 1,
+        ..Default::default()
+    };
+    let scatter_with = |computation: &XlaComputation| {
+        let b = XlaBuilder::new("scatter");
+        let x = b.constant_r1(&[1.0f32, 2.0, 3.0, 4.0]);
+        let i = b.constant_r1(&[1i32, 3, 1, -1]);
+        let u = b.constant_r1(&[5.0f32, 6.0, 7.0, 8.0]);
+        run(&b, scatter(x, i, u, computation, &numbers, false, false), &[])
+    };
+    // Overwrite (interpreted): the last update of an element wins; -1 is out of bounds.
+    assert_eq!(scatter_with(&scalar_fn("second", |_, y| y)), vec![1.0, 7.0, 3.0, 6.0]);
+    // max natively and as a select (interpreted) agree.
+    let native = scatter_with(&scalar_fn("max", |x, y| max(x, y, &[])));
+    assert_eq!(native, vec![1.0, 7.0, 3.0, 6.0]);
+    assert_eq!(scatter_with(&scalar_fn("max_select", |x, y| select(gt(x, y, &[]), x, y))), native);
+    // A non-commutative combination, folded in order: ((2 - 5) - 7).
+    assert_eq!(scatter_with(&scalar_fn("sub", |x, y| sub(x, y, &[]))), vec![1.0, -10.0, 3.0, -2.0]);
+}
