@@ -539,3 +539,70 @@ fn the_optimizer_keeps_the_new_ops_out_of_loop_fusions() {
     let unfused = computation.compile(&CompileOptions::unfused()).unwrap().execute(&args).unwrap();
     assert_eq!(fused, unfused);
 }
+
+#[test]
+fn scatter_runs_any_update_computation_in_the_updates_order() {
+    let numbers = ScatterDimensionNumbers {
+        update_window_dims: vec![],
+        inserted_window_dims: vec![0],
+        scatter_dims_to_operand_dims: vec![0],
+        index_vector_dim: 1,
+        ..Default::default()
+    };
+    let scatter_with = |computation: &XlaComputation| {
+        let b = XlaBuilder::new("scatter");
+        let x = b.constant_r1(&[1.0f32, 2.0, 3.0, 4.0]);
+        let i = b.constant_r1(&[1i32, 3, 1, -1]);
+        let u = b.constant_r1(&[5.0f32, 6.0, 7.0, 8.0]);
+        run(&b, scatter(x, i, u, computation, &numbers, false, false), &[])
+    };
+    // Overwrite (interpreted): the last update of an element wins; -1 is out of bounds.
+    assert_eq!(scatter_with(&scalar_fn("second", |_, y| y)), vec![1.0, 7.0, 3.0, 6.0]);
+    // max natively and as a select (interpreted) agree.
+    let native = scatter_with(&scalar_fn("max", |x, y| max(x, y, &[])));
+    assert_eq!(native, vec![1.0, 7.0, 3.0, 6.0]);
+    assert_eq!(scatter_with(&scalar_fn("max_select", |x, y| select(gt(x, y, &[]), x, y))), native);
+    // A non-commutative combination, folded in order: ((2 - 5) - 7).
+    assert_eq!(scatter_with(&scalar_fn("sub", |x, y| sub(x, y, &[]))), vec![1.0, -10.0, 3.0, -2.0]);
+}
+
+#[test]
+fn batching_dimensions_pair_operand_rows_with_index_rows() {
+    // x[b, i[b]] for each row b (take_along_axis), and the scatter that adds back there.
+    let x = Literal::from_vec(&shape!(f32[2, 3]), vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+    let columns = Literal::vec1(&[2i32, 0]);
+    let b = XlaBuilder::new("take_along_axis");
+    let p = b.parameter(0, &shape!(f32[2, 3]{0, 1}), "x");
+    let i = b.parameter(1, &shape!(s32[2]), "i");
+    let numbers = GatherDimensionNumbers {
+        offset_dims: vec![],
+        collapsed_slice_dims: vec![1],
+        start_index_map: vec![1],
+        index_vector_dim: 1,
+        operand_batching_dims: vec![0],
+        start_indices_batching_dims: vec![0],
+    };
+    let taken = gather(p, i, &numbers, &[1, 1], false);
+    assert_eq!(b.get_shape(taken).unwrap(), shape!(f32[2]));
+    let relaid = x.relayout(&Layout::new(&[0, 1])).unwrap();
+    assert_eq!(run(&b, taken, &[&relaid, &columns]), vec![2.0, 3.0]);
+
+    let b = XlaBuilder::new("put_along_axis");
+    let p = b.parameter(0, &shape!(f32[2, 3]{0, 1}), "x");
+    let i = b.parameter(1, &shape!(s32[2]), "i");
+    let numbers = ScatterDimensionNumbers {
+        update_window_dims: vec![],
+        inserted_window_dims: vec![1],
+        scatter_dims_to_operand_dims: vec![1],
+        index_vector_dim: 1,
+        input_batching_dims: vec![0],
+        scatter_indices_batching_dims: vec![0],
+    };
+    let y = scatter(p, i, b.constant_r1(&[10.0f32, 20.0]), &add_fn(), &numbers, false, false);
+    assert_eq!(run(&b, y, &[&relaid, &columns]), vec![0.0, 1.0, 12.0, 23.0, 4.0, 5.0]);
+    let text = b.build(y).unwrap().to_hlo_text();
+    assert!(
+        text.contains("input_batching_dims={0}, scatter_indices_batching_dims={0}, index_vector_dim=1"),
+        "{text}"
+    );
+}

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::exec::dot_step::{DotStep, TypedProduct};
 use crate::exec::kernels::arg_reduce::{self, ArgExtreme};
 use crate::exec::kernels::{bitcast, data_movement, interpreted, random, sort};
+use crate::exec::kernels::interpreted::Combine;
 use crate::exec::kernels::{convolution, gather, scatter, windows};
 use crate::exec::loop_program::LoopProgram;
 use crate::exec::relayout::Relayouts;
@@ -81,9 +82,10 @@ enum Step {
         numbers: GatherDimensionNumbers,
         slice_sizes: Vec<i64>,
     },
-    /// A scatter combining by its update computation.
+    /// A scatter combining by a native op (`native`) or its update computation.
     Scatter {
         numbers: ScatterDimensionNumbers,
+        native: Option<BinaryOp>,
         update: Function,
     },
     DynamicSlice,
@@ -343,12 +345,16 @@ impl Plan {
             (Step::Gather { numbers, slice_sizes }, &[operand, indices]) => {
                 gather::gather(operand, indices, numbers, slice_sizes, out, parallel)
             }
-            (Step::Scatter { numbers, update }, &[operand, indices, updates]) => {
+            (Step::Scatter { numbers, native, update }, &[operand, indices, updates]) => {
                 let mut registers = Vec::new();
-                let mut combine = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
+                let mut apply = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
                     update.apply(arguments, results, &mut registers)
                 };
-                scatter::scatter([operand, indices, updates], numbers, &mut combine, out)
+                let combine = match native {
+                    Some(op) => Combine::Native(*op),
+                    None => Combine::Interpreted(&mut apply),
+                };
+                scatter::scatter([operand, indices, updates], numbers, combine, out)
             }
             (Step::DynamicSlice, [operand, starts @ ..]) => {
                 gather::dynamic_slice(operand, starts, out, parallel)
@@ -362,8 +368,8 @@ impl Plan {
                     reducer.apply(arguments, results, &mut registers)
                 };
                 let combine = match native {
-                    Some(op) => windows::Combine::Native(*op),
-                    None => windows::Combine::Interpreted(&mut apply),
+                    Some(op) => Combine::Native(*op),
+                    None => Combine::Interpreted(&mut apply),
                 };
                 match relayout {
                     None => windows::reduce_window(operand, init, window, combine, out, parallel),
@@ -649,7 +655,13 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
             Step::Gather { numbers: numbers.clone(), slice_sizes: slice_sizes.clone() }
         }
         Opcode::Scatter { numbers, update, .. } => {
-            Step::Scatter { numbers: numbers.clone(), update: Function::new(update)? }
+            // Native when the update computation is one op on the operand's own type.
+            let own_type = update
+                .parameters()
+                .iter()
+                .all(|p| p.shape.element_type() == instruction.shape.element_type());
+            let native = update.simple_reducer().filter(|_| own_type);
+            Step::Scatter { numbers: numbers.clone(), native, update: Function::new(update)? }
         }
         Opcode::DynamicSlice { .. } => Step::DynamicSlice,
         Opcode::DynamicUpdateSlice => Step::DynamicUpdateSlice,

@@ -4,6 +4,7 @@
 //!
 //! [`ScalarProgram`]: crate::exec::scalar_program::ScalarProgram
 
+use crate::attributes::BinaryOp;
 use crate::error::Result;
 use crate::exec::scalar_program::Scalar;
 use crate::literal::Literal;
@@ -11,6 +12,13 @@ use crate::shape::index::RowMajorOffsets;
 
 /// A scalar function: its results for `arguments`, pushed onto the (cleared) vector given.
 pub(crate) type Apply<'f> = &'f mut dyn FnMut(&[Scalar], &mut Vec<Scalar>) -> Result<()>;
+
+/// How a kernel combines an accumulator with a value (a reduce window, a scatter): by a native
+/// binary op on typed slices, or by an interpreted scalar function.
+pub(crate) enum Combine<'a> {
+    Native(BinaryOp),
+    Interpreted(Apply<'a>),
+}
 
 /// XLA's reduce of `operands` (one set of dimensions) over `dimensions`, each output element
 /// folded sequentially from `inits` with `apply(accumulators…, values…)`, the reduced

@@ -4,9 +4,10 @@
 
 use crate::attributes::ScatterDimensionNumbers;
 use crate::error::Result;
+use crate::exec::element::{with_binary_fn, Element};
 use crate::exec::kernels::gather::advance;
 use crate::exec::kernels::indexing::{box_offsets, clamp_start, copy_windows, index_value, Windows};
-use crate::exec::kernels::interpreted::Apply;
+use crate::exec::kernels::interpreted::Combine;
 use crate::exec::scalar_program::Scalar;
 use crate::literal::Literal;
 use crate::storage::with_native_type;
@@ -33,7 +34,7 @@ pub(crate) fn copy_operand(operand: &Literal, out: &mut Literal) -> Result<()> {
 pub(crate) fn scatter(
     [operand, indices, updates]: [&Literal; 3],
     numbers: &ScatterDimensionNumbers,
-    combine: Apply<'_>,
+    combine: Combine<'_>,
     out: &mut Literal,
 ) -> Result<()> {
     copy_operand(operand, out)?;
@@ -64,9 +65,10 @@ pub(crate) fn scatter(
         numbers.update_window_dims.iter().map(|&d| update_strides[d as usize]).collect();
     let from_offsets = box_offsets(&window_sizes, &window_strides);
 
+    // The windows that fit: (first element in `out`, first element in `updates`).
+    let mut windows = Vec::new();
     let mut index = vec![0i64; batch_dims.len()];
     let count: i64 = batch_sizes.iter().product();
-    let (mut arguments, mut results) = (Vec::with_capacity(2), Vec::with_capacity(1));
     for _ in 0..count {
         let index_base: i64 = batch_dims.iter().zip(&index).map(|(&d, &i)| i * index_strides[d]).sum();
         let mut start = vec![0i64; out_shape.rank()];
@@ -82,18 +84,37 @@ pub(crate) fn scatter(
             let target = start.iter().zip(&out_strides).map(|(s, t)| s * t).sum::<i64>() as usize;
             let source =
                 update_scatter_dims.iter().zip(&index).map(|(&d, &i)| i * update_strides[d]).sum::<i64>();
-            for (&f, &t) in from_offsets.iter().zip(&to_offsets) {
-                arguments.clear();
-                arguments.push(Scalar::read(out, target + t));
-                arguments.push(Scalar::read(updates, source as usize + f));
-                results.clear();
-                combine(&arguments, &mut results)?;
-                if let Some(value) = results.first() {
-                    value.store(out, target + t)?;
+            windows.push((target, source as usize));
+        }
+        advance(&mut index, &batch_sizes);
+    }
+    match combine {
+        Combine::Native(op) => with_native_type!(out.element_type(), T => {
+            let values = updates.memory::<T>()?;
+            let memory = out.storage_mut()?.as_mut_slice::<T>()?;
+            with_binary_fn!(T, op, f => {
+                for &(target, source) in &windows {
+                    for (&from, &to) in from_offsets.iter().zip(&to_offsets) {
+                        memory[target + to] = f(memory[target + to], values[source + from]);
+                    }
+                }
+            })
+        }),
+        Combine::Interpreted(apply) => {
+            let (mut arguments, mut results) = (Vec::with_capacity(2), Vec::with_capacity(1));
+            for &(target, source) in &windows {
+                for (&from, &to) in from_offsets.iter().zip(&to_offsets) {
+                    arguments.clear();
+                    arguments.push(Scalar::read(out, target + to));
+                    arguments.push(Scalar::read(updates, source + from));
+                    results.clear();
+                    apply(&arguments, &mut results)?;
+                    if let Some(value) = results.first() {
+                        value.store(out, target + to)?;
+                    }
                 }
             }
         }
-        advance(&mut index, &batch_sizes);
     }
     Ok(())
 }

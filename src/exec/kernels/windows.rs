@@ -5,10 +5,10 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::attributes::{BinaryOp, Window};
+use crate::attributes::Window;
 use crate::error::Result;
 use crate::exec::element::{with_binary_fn, Element};
-use crate::exec::kernels::interpreted::Apply;
+use crate::exec::kernels::interpreted::{Apply, Combine};
 use crate::exec::kernels::scatter::copy_operand;
 use crate::exec::scalar_program::Scalar;
 use crate::literal::Literal;
@@ -89,12 +89,6 @@ impl Walk {
         }
         Ok(())
     }
-}
-
-/// How a reduce window combines: a native binary op (vectorized), or an interpreted function.
-pub(crate) enum Combine<'a> {
-    Native(BinaryOp),
-    Interpreted(Apply<'a>),
 }
 
 /// XLA's reduce window of `operand` from `init` into `out` (row-major: the plan lays it out).

@@ -23,7 +23,6 @@ const IGNORED: &[&str] = &[
 ];
 
 /// One `name=value`, the value as its tokens (ending with an end token).
-#[derive(Clone)]
 pub(super) struct RawAttribute<'a> {
     pub(super) name: Token<'a>,
     value: Vec<Token<'a>>,
@@ -76,7 +75,8 @@ pub(super) fn raw_attribute<'a>(cursor: &mut Cursor<'_, 'a>) -> Result<RawAttrib
 /// The attributes of one instruction, as its opcode asks for them.
 pub(super) struct Attributes<'a, 'r> {
     opcode: Token<'a>,
-    entries: Vec<(RawAttribute<'a>, bool)>,
+    raw: &'r [RawAttribute<'a>],
+    used: Vec<bool>,
     resolve: &'r mut dyn FnMut(Token<'a>) -> Result<Arc<HloComputation>>,
 }
 
@@ -84,15 +84,15 @@ impl<'a, 'r> Attributes<'a, 'r> {
     /// The attributes `raw` of an instruction of `opcode`; `resolve` finds called computations.
     pub(super) fn new(
         opcode: Token<'a>,
-        raw: Vec<RawAttribute<'a>>,
+        raw: &'r [RawAttribute<'a>],
         resolve: &'r mut dyn FnMut(Token<'a>) -> Result<Arc<HloComputation>>,
     ) -> Self {
-        Attributes { opcode, entries: raw.into_iter().map(|a| (a, false)).collect(), resolve }
+        Attributes { opcode, raw, used: vec![false; raw.len()], resolve }
     }
 
     /// Whether attribute `name` is present.
     pub(super) fn has(&self, name: &str) -> bool {
-        self.entries.iter().any(|(a, _)| a.name.text == name)
+        self.raw.iter().any(|a| a.name.text == name)
     }
 
     /// Reads attribute `name` with `read` (which must take all of its value), if present.
@@ -101,11 +101,11 @@ impl<'a, 'r> Attributes<'a, 'r> {
         name: &str,
         read: impl FnOnce(&mut Cursor<'_, 'a>) -> Result<T>,
     ) -> Result<Option<T>> {
-        let Some((attribute, used)) = self.entries.iter_mut().find(|(a, _)| a.name.text == name) else {
+        let Some(index) = self.raw.iter().position(|a| a.name.text == name) else {
             return Ok(None);
         };
-        *used = true;
-        let mut cursor = Cursor::new(&attribute.value);
+        self.used[index] = true;
+        let mut cursor = Cursor::new(&self.raw[index].value);
         let value = read(&mut cursor)?;
         let rest = cursor.peek();
         if rest.kind != Kind::End {
@@ -259,7 +259,7 @@ impl<'a, 'r> Attributes<'a, 'r> {
 
     /// Fails on an attribute nobody asked for and lazy-xla does not know to be harmless.
     pub(super) fn finish(self) -> Result<()> {
-        for (attribute, used) in &self.entries {
+        for (attribute, used) in self.raw.iter().zip(&self.used) {
             if !used && !IGNORED.contains(&attribute.name.text) {
                 return Err(error_at(
                     &attribute.name,

@@ -98,7 +98,7 @@ impl<'a> Module<'_, 'a> {
             let meaning = {
                 let mut resolve = |token: Token<'a>| self.computation_named(token, depth + 1);
                 let mut attributes =
-                    Attributes::new(instruction.opcode, instruction.attributes.clone(), &mut resolve);
+                    Attributes::new(instruction.opcode, &instruction.attributes, &mut resolve);
                 let meaning = match &instruction.operands {
                     Operands::Parameter(number) => Meaning::Op(Opcode::Parameter { number: *number }),
                     Operands::Constant(literal) => Meaning::Op(Opcode::Constant(Arc::new(literal.clone()))),

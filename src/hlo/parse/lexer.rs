@@ -64,20 +64,22 @@ struct Lexer<'a> {
     tokens: Vec<Token<'a>>,
 }
 
-fn is_word_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "_.-+%$".contains(c)
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_.-+%$".contains(&b)
 }
 
 impl<'a> Lexer<'a> {
     fn run(&mut self) {
-        while let Some(c) = self.peek(0) {
+        let bytes = self.text.as_bytes();
+        while let Some(&b) = bytes.get(self.offset) {
             let (line, column, start) = (self.line, self.column, self.offset);
-            let kind = match c {
-                c if c.is_whitespace() => {
+            let next = bytes.get(self.offset + 1).copied();
+            let kind = match b {
+                b if b.is_ascii_whitespace() => {
                     self.bump();
                     continue;
                 }
-                '/' if self.peek(1) == Some('*') => match self.rest().find("*/") {
+                b'/' if next == Some(b'*') => match self.rest().find("*/") {
                     Some(end) => {
                         self.advance_bytes(end + 2);
                         continue;
@@ -87,38 +89,41 @@ impl<'a> Lexer<'a> {
                         Kind::Other
                     }
                 },
-                '/' if self.peek(1) == Some('/') => {
+                b'/' if next == Some(b'/') => {
                     let end = self.rest().find('\n').unwrap_or(self.rest().len());
                     self.advance_bytes(end);
                     continue;
                 }
-                '"' => self.string(),
-                '-' if self.peek(1) == Some('>') => {
-                    self.bump();
-                    self.bump();
+                b'"' => self.string(),
+                b'-' if next == Some(b'>') => {
+                    self.advance_bytes(2);
                     Kind::Arrow
                 }
-                c if is_word_char(c) => {
-                    while let Some(c) = self.peek(0) {
-                        if !is_word_char(c) || (c == '-' && self.peek(1) == Some('>')) {
-                            break;
-                        }
-                        self.bump();
+                b if is_word_byte(b) => {
+                    let mut end = self.offset;
+                    while end < bytes.len()
+                        && is_word_byte(bytes[end])
+                        && !(bytes[end] == b'-' && bytes.get(end + 1) == Some(&b'>'))
+                    {
+                        end += 1;
                     }
+                    // Word bytes are ASCII and never a newline: one column each.
+                    self.column += end - self.offset;
+                    self.offset = end;
                     Kind::Word
                 }
                 _ => {
                     self.bump();
-                    match c {
-                        '{' => Kind::LBrace,
-                        '}' => Kind::RBrace,
-                        '(' => Kind::LParen,
-                        ')' => Kind::RParen,
-                        '[' => Kind::LBracket,
-                        ']' => Kind::RBracket,
-                        ',' => Kind::Comma,
-                        '=' => Kind::Equals,
-                        ':' => Kind::Colon,
+                    match b {
+                        b'{' => Kind::LBrace,
+                        b'}' => Kind::RBrace,
+                        b'(' => Kind::LParen,
+                        b')' => Kind::RParen,
+                        b'[' => Kind::LBracket,
+                        b']' => Kind::RBracket,
+                        b',' => Kind::Comma,
+                        b'=' => Kind::Equals,
+                        b':' => Kind::Colon,
                         _ => Kind::Other,
                     }
                 }
@@ -137,19 +142,17 @@ impl<'a> Lexer<'a> {
     /// unterminated, it runs to the end of the line and is [`Kind::Other`].
     fn string(&mut self) -> Kind {
         self.bump();
-        while let Some(c) = self.peek(0) {
-            match c {
-                '"' => {
+        while let Some(&b) = self.text.as_bytes().get(self.offset) {
+            match b {
+                b'"' => {
                     self.bump();
                     return Kind::String;
                 }
-                '\\' => {
+                b'\\' => {
                     self.bump();
-                    if self.peek(0).is_some() {
-                        self.bump();
-                    }
+                    self.bump();
                 }
-                '\n' => return Kind::Other,
+                b'\n' => return Kind::Other,
                 _ => self.bump(),
             }
         }
@@ -160,19 +163,19 @@ impl<'a> Lexer<'a> {
         &self.text[self.offset..]
     }
 
-    fn peek(&self, n: usize) -> Option<char> {
-        self.rest().chars().nth(n)
-    }
-
+    /// Moves past one character (all of its bytes), counting lines and columns.
     fn bump(&mut self) {
-        if let Some(c) = self.peek(0) {
-            self.offset += c.len_utf8();
-            if c == '\n' {
-                self.line += 1;
-                self.column = 1;
-            } else {
-                self.column += 1;
-            }
+        let bytes = self.text.as_bytes();
+        let Some(&b) = bytes.get(self.offset) else { return };
+        self.offset += 1;
+        while bytes.get(self.offset).is_some_and(|&c| c & 0xC0 == 0x80) {
+            self.offset += 1;
+        }
+        if b == b'\n' {
+            self.line += 1;
+            self.column = 1;
+        } else {
+            self.column += 1;
         }
     }
 

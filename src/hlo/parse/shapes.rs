@@ -19,7 +19,28 @@ pub(super) fn starts_shape(cursor: &Cursor<'_, '_>) -> bool {
 }
 
 fn is_type_name(text: &str) -> bool {
-    text.parse::<ElementType>().is_ok() || UNSUPPORTED_TYPES.contains(&text)
+    element_type_named(text).is_some() || UNSUPPORTED_TYPES.contains(&text)
+}
+
+/// The element type XLA names `text` (without allocating, as `FromStr` does).
+fn element_type_named(text: &str) -> Option<ElementType> {
+    use ElementType::*;
+    Some(match text {
+        "pred" => Pred,
+        "s8" => S8,
+        "s16" => S16,
+        "s32" => S32,
+        "s64" => S64,
+        "u8" => U8,
+        "u16" => U16,
+        "u32" => U32,
+        "u64" => U64,
+        "f16" => F16,
+        "bf16" => Bf16,
+        "f32" => F32,
+        "f64" => F64,
+        _ => return None,
+    })
 }
 
 /// XLA's element types lazy-xla does not have, named in the error.
@@ -68,18 +89,21 @@ fn shape_at_depth(cursor: &mut Cursor<'_, '_>, depth: usize) -> Result<Shape> {
         return Ok(Shape::tuple(&elements));
     }
     let type_token = cursor.word("a shape (an element type such as f32, or a tuple)")?;
-    let element_type: ElementType = match type_token.text.parse() {
+    let element_type: ElementType = match element_type_named(type_token.text).ok_or(()) {
         Ok(element_type) => element_type,
-        Err(_) if type_token.text.starts_with('c') && UNSUPPORTED_TYPES.contains(&type_token.text) => {
+        Err(()) if type_token.text.starts_with('c') && UNSUPPORTED_TYPES.contains(&type_token.text) => {
             return Err(error_at(&type_token, "complex numbers are out of scope for lazy-xla"))
         }
-        Err(_) if UNSUPPORTED_TYPES.contains(&type_token.text) => {
+        Err(()) if UNSUPPORTED_TYPES.contains(&type_token.text) => {
             return Err(error_at(
                 &type_token,
                 format!("lazy-xla does not implement element type {}", type_token.text),
             ))
         }
-        Err(error) => return Err(error_at(&type_token, error.to_string())),
+        Err(()) => {
+            let message = format!("Invalid element type string: \"{}\".", type_token.text);
+            return Err(error_at(&type_token, message));
+        }
     };
     cursor.expect(Kind::LBracket, "`[` after the element type")?;
     let mut dimensions = Vec::new();
