@@ -21,8 +21,12 @@ const CHUNK: usize = 4096;
 /// more than such work (DESIGN.md, performance).
 const PARALLEL_THRESHOLD: usize = 1 << 17;
 
-/// The partial sums of a large sum into one element (see `LoopProgram::partition`).
+/// The partial sums of a large sum into few elements (see `LoopProgram::partition`).
 const PARTIALS: usize = 16;
+
+/// The most output elements a sum is computed in partial sums for (each partial a copy of
+/// the output).
+const PARTIALS_MAX_OUTPUT: usize = 1 << 14;
 
 /// How a run's work items are shared among threads.
 enum Partition {
@@ -31,8 +35,8 @@ enum Partition {
     ItemRanges(usize),
     /// Ranges of segments (column chunks), each over every row.
     Segments,
-    /// Ranges of items, each summed into a partial result of its own, the partials then added
-    /// in order: a sum into one element (reassociated, as XLA does).
+    /// Ranges of items, each summed into a partial output of its own, the partials then added
+    /// in order: a sum into few elements (reassociated, as XLA does), its input read in order.
     Partials,
 }
 
@@ -211,7 +215,8 @@ impl LoopProgram {
         let total: usize = self.sizes.iter().product();
         let large = total >= PARALLEL_THRESHOLD;
         let parallel = parallel && large && rayon::current_num_threads() > 1;
-        let geometry = self.geometry(if parallel { rayon::current_num_threads() } else { 1 });
+        let partials = large && self.sums_into_few();
+        let geometry = self.geometry(if parallel && !partials { rayon::current_num_threads() } else { 1 });
         with_native_type!(self.out_shape.element_type(), T => {
             let memory = out.storage_mut()?.as_mut_slice::<T>()?;
             if let Sink::Accumulate { init, .. } = self.sink {
@@ -252,18 +257,21 @@ impl LoopProgram {
                 }
                 Partition::Partials => {
                     let blocks = PARTIALS.min(items);
+                    let len = memory.len();
                     let partial = |b: usize| {
                         // -0 is the identity of a float sum (and 0 of an integer one).
-                        let mut partial = [T::ZERO.neg()];
-                        let target = OutTarget { ptr: partial.as_mut_ptr(), len: 1 };
+                        let mut partial = vec![T::ZERO.neg(); len];
+                        let target = OutTarget { ptr: partial.as_mut_ptr(), len };
                         run_into(&mut (b * items / blocks..(b + 1) * items / blocks), &target)?;
-                        Ok(partial[0])
+                        Ok(partial)
                     };
-                    let partials: Vec<T> = match parallel {
+                    let partials: Vec<Vec<T>> = match parallel {
                         true => (0..blocks).into_par_iter().map(partial).collect::<Result<_>>()?,
                         false => (0..blocks).map(partial).collect::<Result<_>>()?,
                     };
-                    memory[0] = partials.into_iter().fold(memory[0], T::add);
+                    for partial in partials {
+                        memory.iter_mut().zip(partial).for_each(|(m, p)| *m = m.add(p));
+                    }
                 }
             }
         });
@@ -273,12 +281,11 @@ impl LoopProgram {
     /// How the work items may be split across threads so that no two threads write one output
     /// element: any items for a plain loop; for a reduction, whole slices of the outermost
     /// walk dimension if it is kept, or column ranges (segments of every row) if the row is;
-    /// a `large` sum into one element is cut into `PARTIALS` partial sums on any number of
-    /// threads, so its value does not depend on how many there are.
+    /// a `large` sum into few elements (a full sum, column sums) is cut into `PARTIALS` ranges
+    /// of rows summed apart, on any number of threads, so its value does not depend on how
+    /// many there are.
     fn partition(&self, parallel: bool, large: bool, items: usize, segments: usize) -> Partition {
-        let one_sum = matches!(self.sink, Sink::Accumulate { op: BinaryOp::Add, .. })
-            && self.out_shape.element_count() == 1;
-        if large && one_sum && items >= PARTIALS {
+        if large && self.sums_into_few() && items >= PARTIALS {
             return Partition::Partials;
         }
         if !parallel || items < 2 {
@@ -290,6 +297,14 @@ impl LoopProgram {
             Sink::Accumulate { .. } if self.row_kept() && segments > 1 => Partition::Segments,
             Sink::Accumulate { .. } => Partition::Sequential,
         }
+    }
+
+    /// Whether this is a sum into an output small enough to keep `PARTIALS` copies of, whose
+    /// outermost walk dimension is reduced (so ranges of items share outputs).
+    fn sums_into_few(&self) -> bool {
+        matches!(self.sink, Sink::Accumulate { op: BinaryOp::Add, .. })
+            && !self.outer_kept()
+            && self.out_shape.element_count() <= PARTIALS_MAX_OUTPUT as i64
     }
 
     /// Whether a reduction keeps its outermost walk dimension (so slices of it are disjoint).
