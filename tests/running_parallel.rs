@@ -113,6 +113,46 @@ fn large_reductions_over_every_dimension_set() -> Result<()> {
 }
 
 #[test]
+fn large_f32_sums_and_maxima_of_a_fused_producer_in_both_layouts() -> Result<()> {
+    // Row sums fold chunks in lanes, column sums are shared by column ranges, a full sum is cut
+    // into partial sums: every way agrees across threads and fusion, and with f64 sums.
+    let (rows, columns) = (700usize, 300usize);
+    let values: Vec<f32> = (0..rows * columns).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+    let max_reducer = computations::scalar_computation("max", ElementType::F32, |_, a, b| max(a, b, &[]));
+    for layout in [[1i64, 0], [0, 1]] {
+        let shape = Shape::with_layout(ElementType::F32, &[rows as i64, columns as i64], &layout)?;
+        let literal = Literal::from_vec(&shape, values.clone())?;
+        let at = |i: usize, j: usize| f64::from(values[i * columns + j] * values[i * columns + j]);
+        for dimensions in [vec![0i64], vec![1], vec![0, 1]] {
+            let b = XlaBuilder::new("reduce");
+            let x = b.parameter(0, &shape, "x");
+            let squares = x * x;
+            let sums =
+                reduce(squares, b.constant_r0(0.5f32), &computations::sum(ElementType::F32), &dimensions);
+            let maxima = reduce(squares, b.constant_r0(f32::NEG_INFINITY), &max_reducer, &dimensions);
+            let computation = b.build(tuple(&b, &[sums, maxima]))?;
+            let out = run_everywhere(&computation, &[&literal])?;
+            let (sums, maxima) =
+                (out.tuple_element(0)?.to_vec::<f32>()?, out.tuple_element(1)?.to_vec::<f32>()?);
+            let cells = |k: usize| -> Vec<(usize, usize)> {
+                match dimensions.as_slice() {
+                    [0] => (0..rows).map(|i| (i, k)).collect(),
+                    [1] => (0..columns).map(|j| (k, j)).collect(),
+                    _ => (0..rows * columns).map(|n| (n / columns, n % columns)).collect(),
+                }
+            };
+            for (k, (&sum, &maximum)) in sums.iter().zip(&maxima).enumerate() {
+                let want = 0.5 + cells(k).iter().map(|&(i, j)| at(i, j)).sum::<f64>();
+                let want_max = cells(k).iter().map(|&(i, j)| at(i, j)).fold(f64::NEG_INFINITY, f64::max);
+                assert!((f64::from(sum) - want).abs() <= 1e-4 * want, "{layout:?} {dimensions:?} sum {k}");
+                assert_eq!(f64::from(maximum), want_max, "{layout:?} {dimensions:?} max {k}");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
 fn large_fused_chain_with_broadcasts_and_transpose() -> Result<()> {
     let (rows, columns) = (512i64, 384i64);
     let b = XlaBuilder::new("chain");

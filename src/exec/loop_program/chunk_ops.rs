@@ -3,7 +3,7 @@
 //! whole chunk) kept as scalars so broadcasts cost nothing.
 
 use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
-use crate::exec::element::{convert as convert_element, Element};
+use crate::exec::element::{convert as convert_element, with_binary_fn, Element};
 use crate::exec::math::{Fused, MulAdd, Separate};
 
 /// An operand of a chunk op: one value for every element, or a slice of the chunk's length.
@@ -282,4 +282,44 @@ fn clamp<T: Element>(
 fn convert<S: Element, D: Element>(x: Operand<'_, S>, out: &mut [D]) -> bool {
     map1(x, out, convert_element::<S, D>)
 }
+
+/// `acc[i] = op(acc[i], values[i])`: a reduction's partial results for a run of outputs (a
+/// column sum folds each row into them).
+fn accumulate<T: Element>(op: BinaryOp, acc: &mut [T], values: Operand<'_, T>) -> bool {
+    with_binary_fn!(T, op, f => match values {
+        Operand::Splat(v) => acc.iter_mut().for_each(|a| *a = f(*a, v)),
+        Operand::Values(values) => acc.iter_mut().zip(values).for_each(|(a, &v)| *a = f(*a, v)),
+    });
+    false
 }
+
+/// `values` folded into `acc` with `op`: in `LANES` interleaved partial results for the
+/// associative ops (add, multiply, max, min, and, or, xor; float sums are reassociated, as XLA
+/// may), in order for any other op.
+fn fold<T: Element>(op: BinaryOp, acc: &mut T, values: &[T]) -> bool {
+    let associative = matches!(
+        op,
+        BinaryOp::Add | BinaryOp::Mul | BinaryOp::Max | BinaryOp::Min | BinaryOp::And | BinaryOp::Or | BinaryOp::Xor
+    );
+    with_binary_fn!(T, op, f => {
+        if !associative || values.len() < 2 * LANES {
+            *acc = values.iter().fold(*acc, |acc, &v| f(acc, v));
+        } else {
+            let mut lanes: [T; LANES] = std::array::from_fn(|i| values[i]);
+            let mut chunks = values[LANES..].chunks_exact(LANES);
+            for chunk in &mut chunks {
+                for (lane, &v) in lanes.iter_mut().zip(chunk) {
+                    *lane = f(*lane, v);
+                }
+            }
+            let partial = chunks.remainder().iter().fold(lanes[0], |acc, &v| f(acc, v));
+            *acc = f(*acc, lanes[1..].iter().fold(partial, |acc, &v| f(acc, v)));
+        }
+    });
+    false
+}
+}
+
+/// Lanes of independent accumulators when folding a chunk: they break the dependency chain so
+/// the fold vectorizes (for the associative ops).
+const LANES: usize = 16;

@@ -10,6 +10,7 @@
 
 mod chunk_ops;
 mod run;
+mod slots;
 
 use std::collections::HashMap;
 
@@ -35,8 +36,10 @@ pub(crate) struct LoopProgram {
     /// The expression, operands before users; the last node is the result.
     nodes: Vec<Node>,
     sink: Sink,
+    /// The chunk buffers the nodes share (see `slots.rs`).
+    slots: slots::Slots,
     /// Register files kept between runs (see `run.rs`).
-    registers: std::sync::Mutex<Vec<Vec<run::Register>>>,
+    registers: std::sync::Mutex<Vec<run::RegisterFile>>,
 }
 
 /// What a loop does with each value it computes.
@@ -184,7 +187,16 @@ impl LoopProgram {
     /// cannot overflow them.
     fn empty(out_shape: Shape, sink: Sink) -> LoopProgram {
         let (sizes, out_strides) = (vec![0], vec![0]);
-        LoopProgram { out_shape, sizes, out_strides, nodes: Vec::new(), sink, registers: Default::default() }
+        let slots = slots::Slots::default();
+        LoopProgram {
+            out_shape,
+            sizes,
+            out_strides,
+            nodes: Vec::new(),
+            sink,
+            slots,
+            registers: Default::default(),
+        }
     }
 
     /// Orders the walk by the domain's memory order, drops size-1 dimensions, and merges
@@ -247,7 +259,8 @@ impl LoopProgram {
                 }
             }
         }
-        LoopProgram { out_shape, sizes, out_strides, nodes, sink, registers: Default::default() }
+        let slots = slots::assign(&nodes);
+        LoopProgram { out_shape, sizes, out_strides, nodes, sink, slots, registers: Default::default() }
     }
 }
 

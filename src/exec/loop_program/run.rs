@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use super::chunk_ops::{self, Operand};
 use super::{LoopProgram, Node, NodeKind, Sink};
 use crate::attributes::{BinaryOp, UnaryOp};
+use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Result};
 use crate::exec::element::{with_binary_fn, Element, Wide};
 use crate::literal::Literal;
@@ -20,6 +21,13 @@ const CHUNK: usize = 4096;
 /// more than such work (DESIGN.md, performance).
 const PARALLEL_THRESHOLD: usize = 1 << 17;
 
+/// The partial sums of a large sum into few elements (see `LoopProgram::partition`).
+const PARTIALS: usize = 16;
+
+/// The most output elements a sum is computed in partial sums for (each partial a copy of
+/// the output).
+const PARTIALS_MAX_OUTPUT: usize = 1 << 14;
+
 /// How a run's work items are shared among threads.
 enum Partition {
     Sequential,
@@ -27,35 +35,78 @@ enum Partition {
     ItemRanges(usize),
     /// Ranges of segments (column chunks), each over every row.
     Segments,
+    /// Ranges of items, each summed into a partial output of its own, the partials then added
+    /// in order: a sum into few elements (reassociated, as XLA does), its input read in order.
+    Partials,
 }
 
-/// One node's values for the current chunk; a splat holds its one value in element 0.
+/// A thread's chunk buffers: the program's slots (see `slots.rs`), and where each node's
+/// values for the current chunk are.
 #[derive(Debug)]
-pub(super) struct Register {
-    values: Storage,
-    state: State,
+pub(super) struct RegisterFile {
+    slots: Vec<Storage>,
+    states: Vec<State>,
 }
 
-/// Where a register's values for the current chunk are.
+/// Where a node's values for the current chunk are.
 #[derive(Clone, Copy, Debug)]
 enum State {
-    /// In its own buffer.
+    /// In its slot.
     Values,
-    /// One value, in element 0 of its buffer, stands for all.
+    /// One value, in element 0 of its slot, stands for all.
     Splat,
     /// A contiguous run of an input, read in place: `len` elements of input `.0` from `.1`.
     Borrowed(usize, usize),
 }
 
-impl Register {
-    fn operand<'a, T: NativeType>(&'a self, len: usize, inputs: &[&'a Literal]) -> Result<Operand<'a, T>> {
-        Ok(match self.state {
-            State::Values => Operand::Values(&self.values.as_slice::<T>()?[..len]),
-            State::Splat => Operand::Splat(self.values.as_slice::<T>()?[0]),
+/// What a node being evaluated reads: the register file (its own slot taken out) and the
+/// inputs.
+struct Reads<'a> {
+    file: &'a RegisterFile,
+    slot_of: &'a [usize],
+    inputs: &'a [&'a Literal],
+}
+
+impl<'a> Reads<'a> {
+    /// Node `node`'s values for the current chunk of `len` elements.
+    fn operand<T: NativeType>(&self, node: usize, len: usize) -> Result<Operand<'a, T>> {
+        let slot = &self.file.slots[self.slot_of[node]];
+        Ok(match self.file.states[node] {
+            State::Values => Operand::Values(&slot.as_slice::<T>()?[..len]),
+            State::Splat => Operand::Splat(slot.as_slice::<T>()?[0]),
             State::Borrowed(input, start) => {
-                Operand::Values(&inputs[input].memory::<T>()?[start..start + len])
+                Operand::Values(&self.inputs[input].memory::<T>()?[start..start + len])
             }
         })
+    }
+
+    /// The element type of node `node`.
+    fn element_type(&self, node: usize) -> ElementType {
+        self.file.slots[self.slot_of[node]].element_type()
+    }
+}
+
+/// Where a node's values go: its slot, or (the result of a plain loop whose chunk is one
+/// contiguous run of the output) straight into the output.
+struct Dest<'a> {
+    slot: &'a mut Storage,
+    /// The output's chunk: its first element, element type and length.
+    direct: Option<(*mut u8, ElementType, usize)>,
+}
+
+impl Dest<'_> {
+    /// The first `len` elements written, as `T`s.
+    fn slice<T: NativeType>(&mut self, len: usize) -> Result<&mut [T]> {
+        match self.direct {
+            Some((ptr, element_type, direct_len)) if element_type == T::ELEMENT_TYPE && len <= direct_len => {
+                // SAFETY: `run_item` gives `direct` only for a run of `direct_len` elements of
+                // the output (of element type `T`, checked here) that lies inside it (checked by
+                // `OutTarget::check`) and that this work item alone writes during the run; the
+                // slice lives no longer than this `Dest`, which lives within the run.
+                Ok(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<T>(), len) })
+            }
+            _ => Ok(&mut self.slot.as_mut_slice::<T>()?[..len]),
+        }
     }
 }
 
@@ -85,14 +136,25 @@ impl<T: Element> OutTarget<T> {
     /// stride 0 folds the whole chunk into one element).
     fn accumulate(&self, op: BinaryOp, offset: isize, stride: isize, values: Operand<'_, T>, len: usize) {
         self.check(offset, stride, len);
+        if stride == 1 {
+            // SAFETY: `offset..offset + len` lies in the buffer (checked above), live for the
+            // run, and given to this thread alone by the run's partition.
+            let row = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(offset as usize), len) };
+            chunk_ops::accumulate(op, row, values);
+            return;
+        }
+        if let (Operand::Values(values), 0) = (values, stride) {
+            // SAFETY: `offset` lies in the buffer (checked above), live for the run, and given
+            // to this thread alone by the run's partition.
+            chunk_ops::fold(op, unsafe { &mut *self.ptr.add(offset as usize) }, &values[..len]);
+            return;
+        }
         with_binary_fn!(T, op, f => {
             // Only positions `offset + i·stride` with `i < len` are modified: inside the buffer
             // (checked above), live for the run, and given to this thread alone by the run's
             // partition (`LoopProgram::partition`).
             let at = |i: usize| self.ptr.wrapping_offset(offset + i as isize * stride);
             match (values, stride) {
-                // SAFETY: `at(0)`, as said above.
-                (Operand::Values(values), 0) => unsafe { read_modify_write(at(0), |acc| fold(op, acc, values, f)) },
                 // SAFETY: `at(0)`, as said above.
                 (Operand::Splat(value), 0) => unsafe {
                     read_modify_write(at(0), |acc| (0..len).fold(acc, |a, _| f(a, value)))
@@ -150,8 +212,11 @@ impl LoopProgram {
         if out.shape() != &self.out_shape {
             invalid_argument!("loop program for {} given an output of shape {}", self.out_shape, out.shape());
         }
-        let geometry = self.geometry();
         let total: usize = self.sizes.iter().product();
+        let large = total >= PARALLEL_THRESHOLD;
+        let parallel = parallel && large && rayon::current_num_threads() > 1;
+        let partials = large && self.sums_into_few();
+        let geometry = self.geometry(if parallel && !partials { rayon::current_num_threads() } else { 1 });
         with_native_type!(self.out_shape.element_type(), T => {
             let memory = out.storage_mut()?.as_mut_slice::<T>()?;
             if let Sink::Accumulate { init, .. } = self.sink {
@@ -161,18 +226,19 @@ impl LoopProgram {
                 return Ok(());
             }
             let target = OutTarget { ptr: memory.as_mut_ptr(), len: memory.len() };
-            let run_items = |items: &mut dyn Iterator<Item = usize>| -> Result<()> {
-                let mut registers = self.take_registers(geometry.tile * geometry.segment_len)?;
+            let run_into = |items: &mut dyn Iterator<Item = usize>, target: &OutTarget<T>| -> Result<()> {
+                let mut file = self.take_registers(geometry.tile * geometry.segment_len)?;
                 let mut starts = vec![0isize; self.nodes.len()];
                 for item in items {
-                    self.run_item::<T>(item, &geometry, inputs, &mut registers, &mut starts, &target)?;
+                    self.run_item::<T>(item, &geometry, inputs, &mut file, &mut starts, target)?;
                 }
-                self.return_registers(registers);
+                self.return_registers(file);
                 Ok(())
             };
+            let run_items = |items: &mut dyn Iterator<Item = usize>| run_into(items, &target);
             let (items, segments) = (geometry.items, geometry.segments);
             let blocks = rayon::current_num_threads() * 4;
-            match self.partition(parallel && total >= PARALLEL_THRESHOLD, items, segments) {
+            match self.partition(parallel, large, items, segments) {
                 Partition::Sequential => run_items(&mut (0..items))?,
                 Partition::ItemRanges(granule) => {
                     // Ranges of whole granules (items that write the same outputs stay together).
@@ -189,6 +255,24 @@ impl LoopProgram {
                         run_items(&mut (0..items / segments).flat_map(|row| (first..last).map(move |s| row * segments + s)))
                     })?;
                 }
+                Partition::Partials => {
+                    let blocks = PARTIALS.min(items);
+                    let len = memory.len();
+                    let partial = |b: usize| {
+                        // -0 is the identity of a float sum (and 0 of an integer one).
+                        let mut partial = vec![T::ZERO.neg(); len];
+                        let target = OutTarget { ptr: partial.as_mut_ptr(), len };
+                        run_into(&mut (b * items / blocks..(b + 1) * items / blocks), &target)?;
+                        Ok(partial)
+                    };
+                    let partials: Vec<Vec<T>> = match parallel {
+                        true => (0..blocks).into_par_iter().map(partial).collect::<Result<_>>()?,
+                        false => (0..blocks).map(partial).collect::<Result<_>>()?,
+                    };
+                    for partial in partials {
+                        memory.iter_mut().zip(partial).for_each(|(m, p)| *m = m.add(p));
+                    }
+                }
             }
         });
         Ok(())
@@ -196,44 +280,64 @@ impl LoopProgram {
 
     /// How the work items may be split across threads so that no two threads write one output
     /// element: any items for a plain loop; for a reduction, whole slices of the outermost
-    /// walk dimension if it is kept, or column ranges (segments of every row) if the row is.
-    fn partition(&self, parallel: bool, items: usize, segments: usize) -> Partition {
+    /// walk dimension if it is kept, or column ranges (segments of every row) if the row is;
+    /// a `large` sum into few elements (a full sum, column sums) is cut into `PARTIALS` ranges
+    /// of rows summed apart, on any number of threads, so its value does not depend on how
+    /// many there are.
+    fn partition(&self, parallel: bool, large: bool, items: usize, segments: usize) -> Partition {
+        if large && self.sums_into_few() && items >= PARTIALS {
+            return Partition::Partials;
+        }
         if !parallel || items < 2 {
             return Partition::Sequential;
         }
-        let last = self.sizes.len() - 1;
         match self.sink {
             Sink::Store => Partition::ItemRanges(1),
-            Sink::Accumulate { .. } if last > 0 && self.out_strides[0] != 0 && self.sizes[0] > 1 => {
-                Partition::ItemRanges(items / self.sizes[0])
-            }
-            Sink::Accumulate { .. } if self.out_strides[last] != 0 && segments > 1 => Partition::Segments,
+            Sink::Accumulate { .. } if self.outer_kept() => Partition::ItemRanges(items / self.sizes[0]),
+            Sink::Accumulate { .. } if self.row_kept() && segments > 1 => Partition::Segments,
             Sink::Accumulate { .. } => Partition::Sequential,
         }
     }
 
-    /// One register per node, of its element type.
-    /// A register file of `len` elements per node: one kept from an earlier run (so a small
+    /// Whether this is a sum into an output small enough to keep `PARTIALS` copies of, whose
+    /// outermost walk dimension is reduced (so ranges of items share outputs).
+    fn sums_into_few(&self) -> bool {
+        matches!(self.sink, Sink::Accumulate { op: BinaryOp::Add, .. })
+            && !self.outer_kept()
+            && self.out_shape.element_count() <= PARTIALS_MAX_OUTPUT as i64
+    }
+
+    /// Whether a reduction keeps its outermost walk dimension (so slices of it are disjoint).
+    fn outer_kept(&self) -> bool {
+        self.sizes.len() > 1 && self.out_strides[0] != 0 && self.sizes[0] > 1
+    }
+
+    /// Whether a reduction keeps the row (the walk's last dimension): column sums.
+    fn row_kept(&self) -> bool {
+        self.out_strides[self.sizes.len() - 1] != 0
+    }
+
+    /// A register file with slots of `len` elements: one kept from an earlier run (so a small
     /// program called often allocates nothing), or a new one.
-    fn take_registers(&self, len: usize) -> Result<Vec<Register>> {
+    fn take_registers(&self, len: usize) -> Result<RegisterFile> {
         let kept = self.registers.lock().ok().and_then(|mut kept| kept.pop());
-        if let Some(registers) = kept.filter(|r| r.first().is_none_or(|r| r.values.len() >= len.max(1))) {
-            return Ok(registers);
+        if let Some(file) = kept.filter(|f| f.slots.first().is_none_or(|s| s.len() >= len.max(1))) {
+            return Ok(file);
         }
-        self.nodes
+        let slots = self
+            .slots
+            .types
             .iter()
-            .map(|node| {
-                let values = with_native_type!(node.element_type, T => Storage::filled(T::ZERO, len.max(1))?);
-                Ok(Register { values, state: State::Values })
-            })
-            .collect()
+            .map(|&element_type| with_native_type!(element_type, T => Storage::filled(T::ZERO, len.max(1))))
+            .collect::<Result<_>>()?;
+        Ok(RegisterFile { slots, states: vec![State::Values; self.nodes.len()] })
     }
 
     /// Keeps a register file for later runs (one per thread that may run at once).
-    fn return_registers(&self, registers: Vec<Register>) {
+    fn return_registers(&self, file: RegisterFile) {
         if let Ok(mut kept) = self.registers.lock() {
             if kept.len() < rayon::current_num_threads() * 4 {
-                kept.push(registers);
+                kept.push(file);
             }
         }
     }
@@ -244,7 +348,7 @@ impl LoopProgram {
         item: usize,
         geometry: &Geometry,
         inputs: &[&Literal],
-        registers: &mut [Register],
+        file: &mut RegisterFile,
         starts: &mut [isize],
         target: &OutTarget<T>,
     ) -> Result<()> {
@@ -253,8 +357,8 @@ impl LoopProgram {
         let mut rest = item / geometry.segments;
         let block = rest % geometry.tile_blocks;
         rest /= geometry.tile_blocks;
-        let first = segment * CHUNK;
-        let len = CHUNK.min(self.sizes[last] - first);
+        let first = segment * geometry.segment_len;
+        let len = geometry.segment_len.min(self.sizes[last] - first);
         let (tile_stride_of, first_row, rows) = match geometry.tile_dim {
             Some(d) => {
                 let first_row = block * geometry.tile;
@@ -282,8 +386,17 @@ impl LoopProgram {
                 *start = place(strides, *offset, rest);
             }
         }
+        let out_tile_step = if geometry.tile_dim.is_some() { self.out_strides[tile_stride_of] } else { 0 };
+        // The result of a plain loop whose chunk is one run of the output is computed in place.
+        let direct = (self.sink == Sink::Store
+            && self.out_strides[last] == 1
+            && (rows == 1 || out_tile_step == len as isize))
+            .then(|| {
+                target.check(out_offset, 1, chunk.count());
+                (target.ptr.wrapping_offset(out_offset).cast::<u8>(), T::ELEMENT_TYPE, chunk.count())
+            });
+        let result = self.nodes.len() - 1;
         for (k, (node, &start)) in self.nodes.iter().zip(starts.iter()).enumerate() {
-            let (before, after) = registers.split_at_mut(k);
             let steps = match &node.kind {
                 NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => {
                     let tile_step = if geometry.tile_dim.is_some() { strides[tile_stride_of] } else { 0 };
@@ -291,11 +404,30 @@ impl LoopProgram {
                 }
                 _ => [0, 0],
             };
-            after[0].state = evaluate(node, before, &mut after[0].values, inputs, (start, steps), chunk)?;
+            let computed =
+                !matches!(node.kind, NodeKind::Load { .. } | NodeKind::Index { .. } | NodeKind::Constant(_));
+            let slot = self.slots.of_node[k];
+            let mut values = std::mem::replace(&mut file.slots[slot], Storage::Pred(Vec::new()));
+            let mut dest = Dest { slot: &mut values, direct: direct.filter(|_| k == result && computed) };
+            let reads = Reads { file, slot_of: &self.slots.of_node, inputs };
+            let state = evaluate(node, &reads, &mut dest, (start, steps), chunk);
+            let wrote_direct = dest.direct.is_some();
+            file.slots[slot] = values;
+            file.states[k] = state?;
+            if wrote_direct {
+                if let State::Splat = file.states[k] {
+                    // SAFETY: as in `Dest::slice`: `direct` is this item's run of the output.
+                    let out = unsafe {
+                        std::slice::from_raw_parts_mut(target.ptr.offset(out_offset), chunk.count())
+                    };
+                    let value = out[0];
+                    out.fill(value);
+                }
+                return Ok(());
+            }
         }
-        let Some(result) = registers.last() else { return Ok(()) };
-        let result = result.operand::<T>(rows * len, inputs)?;
-        let out_tile_step = if geometry.tile_dim.is_some() { self.out_strides[tile_stride_of] } else { 0 };
+        let reads = Reads { file, slot_of: &self.slots.of_node, inputs };
+        let result = reads.operand::<T>(result, rows * len)?;
         for r in 0..rows {
             let row = match result {
                 Operand::Splat(v) => Operand::Splat(v),
@@ -312,12 +444,19 @@ impl LoopProgram {
         Ok(())
     }
 
-    /// How the walk is cut into work items.
-    fn geometry(&self) -> Geometry {
+    /// How the walk is cut into work items, for a run on `threads` threads.
+    fn geometry(&self, threads: usize) -> Geometry {
         let last = self.sizes.len() - 1;
         let row_len = self.sizes[last];
-        let segment_len = row_len.clamp(1, CHUNK);
-        let segments = row_len.div_ceil(CHUNK).max(1);
+        let mut segment_len = row_len.clamp(1, CHUNK);
+        // A reduction that keeps the row (a column sum) is shared by column ranges: short rows
+        // are cut so that every thread has some (in whole cache lines).
+        let by_columns =
+            matches!(self.sink, Sink::Accumulate { .. }) && !self.outer_kept() && self.row_kept();
+        if by_columns && threads > 1 && row_len < CHUNK * threads {
+            segment_len = row_len.div_ceil(threads).next_multiple_of(64).clamp(1, CHUNK);
+        }
+        let segments = row_len.div_ceil(segment_len).max(1);
         // Short rows are computed several at a time (a tile of consecutive rows along the
         // fastest outer dimension), so per-item work is amortized and a gathered input is
         // read along its contiguous dimension. Reductions keep one row per item.
@@ -370,9 +509,8 @@ impl Chunk {
 /// a row.
 fn evaluate(
     node: &Node,
-    registers: &[Register],
-    out: &mut Storage,
-    inputs: &[&Literal],
+    reads: &Reads<'_>,
+    out: &mut Dest<'_>,
     (start, [tile_step, step]): (isize, [isize; 2]),
     chunk: Chunk,
 ) -> Result<State> {
@@ -383,18 +521,20 @@ fn evaluate(
             return Ok(State::Borrowed(*input, start as usize));
         }
     }
-    let operand_type = |k: usize| registers[node.operands[k]].values.element_type();
+    // One value for the whole chunk: along the row and (if there are several) across rows.
+    let uniform = step == 0 && (tile_step == 0 || chunk.rows == 1);
+    let operand = |k: usize| node.operands[k];
     let splat = match &node.kind {
         NodeKind::Load { input, .. } => with_native_type!(node.element_type, T => {
-            let source = inputs[*input].memory::<T>()?;
-            load::<T>(source, start, [tile_step, step], chunk, &mut out.as_mut_slice::<T>()?[..len])
+            let source = reads.inputs[*input].memory::<T>()?;
+            load::<T>(source, start, [tile_step, step], chunk, out.slice::<T>(len)?)
         }),
         NodeKind::Index { .. } => with_native_type!(node.element_type, T => {
-            let out = &mut out.as_mut_slice::<T>()?[..len];
+            let out = out.slice::<T>(len)?;
             let value = |r: usize, i: usize| {
                 T::narrow(Wide::Int((start + r as isize * tile_step + i as isize * step) as i128))
             };
-            if tile_step == 0 && step == 0 {
+            if uniform {
                 out[0] = value(0, 0);
                 true
             } else {
@@ -405,57 +545,44 @@ fn evaluate(
             }
         }),
         NodeKind::Constant(literal) => with_native_type!(node.element_type, T => {
-            out.as_mut_slice::<T>()?[0] = literal.memory::<T>()?[0];
+            out.slice::<T>(1)?[0] = literal.memory::<T>()?[0];
             true
         }),
-        NodeKind::Unary(UnaryOp::IsFinite) => with_native_type!(operand_type(0), T => {
-            chunk_ops::is_finite(registers[node.operands[0]].operand::<T>(len, inputs)?, &mut out.as_mut_slice::<bool>()?[..len])
+        NodeKind::Unary(UnaryOp::IsFinite) => with_native_type!(reads.element_type(operand(0)), T => {
+            chunk_ops::is_finite(reads.operand::<T>(operand(0), len)?, out.slice::<bool>(len)?)
         }),
         NodeKind::Unary(op) => with_native_type!(node.element_type, T => {
-            chunk_ops::unary(*op, registers[node.operands[0]].operand::<T>(len, inputs)?, &mut out.as_mut_slice::<T>()?[..len])
+            chunk_ops::unary(*op, reads.operand::<T>(operand(0), len)?, out.slice::<T>(len)?)
         }),
         NodeKind::Binary(op) => with_native_type!(node.element_type, T => {
-            let [a, b] = operands2::<T>(node, registers, len, inputs)?;
-            chunk_ops::binary(*op, a, b, &mut out.as_mut_slice::<T>()?[..len])
+            let (a, b) = (reads.operand::<T>(operand(0), len)?, reads.operand::<T>(operand(1), len)?);
+            chunk_ops::binary(*op, a, b, out.slice::<T>(len)?)
         }),
-        NodeKind::Compare(direction) => with_native_type!(operand_type(0), T => {
-            let [a, b] = operands2::<T>(node, registers, len, inputs)?;
-            chunk_ops::compare(*direction, a, b, &mut out.as_mut_slice::<bool>()?[..len])
+        NodeKind::Compare(direction) => with_native_type!(reads.element_type(operand(0)), T => {
+            let (a, b) = (reads.operand::<T>(operand(0), len)?, reads.operand::<T>(operand(1), len)?);
+            chunk_ops::compare(*direction, a, b, out.slice::<bool>(len)?)
         }),
         NodeKind::Select => with_native_type!(node.element_type, T => {
-            let pred = registers[node.operands[0]].operand::<bool>(len, inputs)?;
-            let (t, f) = (registers[node.operands[1]].operand::<T>(len, inputs)?, registers[node.operands[2]].operand::<T>(len, inputs)?);
-            chunk_ops::select(pred, t, f, &mut out.as_mut_slice::<T>()?[..len])
+            let pred = reads.operand::<bool>(operand(0), len)?;
+            let (t, f) = (reads.operand::<T>(operand(1), len)?, reads.operand::<T>(operand(2), len)?);
+            chunk_ops::select(pred, t, f, out.slice::<T>(len)?)
         }),
         NodeKind::Clamp => with_native_type!(node.element_type, T => {
-            let [lo, x, hi] = [0, 1, 2].map(|k| registers[node.operands[k]].operand::<T>(len, inputs));
-            chunk_ops::clamp(lo?, x?, hi?, &mut out.as_mut_slice::<T>()?[..len])
+            let [lo, x, hi] = [0, 1, 2].map(|k| reads.operand::<T>(operand(k), len));
+            chunk_ops::clamp(lo?, x?, hi?, out.slice::<T>(len)?)
         }),
-        NodeKind::Convert => with_native_type!(operand_type(0), S => {
-            let x = registers[node.operands[0]].operand::<S>(len, inputs)?;
-            with_native_type!(node.element_type, D => chunk_ops::convert::<S, D>(x, &mut out.as_mut_slice::<D>()?[..len]))
+        NodeKind::Convert => with_native_type!(reads.element_type(operand(0)), S => {
+            let x = reads.operand::<S>(operand(0), len)?;
+            with_native_type!(node.element_type, D => chunk_ops::convert::<S, D>(x, out.slice::<D>(len)?))
         }),
     };
     Ok(if splat { State::Splat } else { State::Values })
 }
 
-/// The two operands of a binary node.
-fn operands2<'r, T: NativeType>(
-    node: &Node,
-    registers: &'r [Register],
-    len: usize,
-    inputs: &[&'r Literal],
-) -> Result<[Operand<'r, T>; 2]> {
-    Ok([
-        registers[node.operands[0]].operand::<T>(len, inputs)?,
-        registers[node.operands[1]].operand::<T>(len, inputs)?,
-    ])
-}
-
 /// Reads a chunk of `source`: element (r, i) from `start + r·tile_step + i·step`. A splat
-/// when both steps are 0; rows copied when contiguous; otherwise gathered, column by column
-/// when the rows are the contiguous direction (a transposed input). Returns whether it is a
-/// splat.
+/// when it is one value (both steps 0, or one row with step 0); rows copied when contiguous;
+/// otherwise gathered, column by column when the rows are the contiguous direction (a
+/// transposed input). Returns whether it is a splat.
 fn load<T: Element>(
     source: &[T],
     start: isize,
@@ -464,11 +591,11 @@ fn load<T: Element>(
     out: &mut [T],
 ) -> bool {
     let at = |r: usize, i: usize| (start + r as isize * tile_step + i as isize * step) as usize;
+    if step == 0 && (tile_step == 0 || chunk.rows == 1) {
+        out[0] = source[start as usize];
+        return true;
+    }
     match (tile_step, step) {
-        (0, 0) => {
-            out[0] = source[start as usize];
-            return true;
-        }
         (_, 1) => {
             for (r, row) in out.chunks_exact_mut(chunk.len).enumerate() {
                 let from = at(r, 0);
@@ -506,28 +633,4 @@ fn load<T: Element>(
 unsafe fn read_modify_write<T>(element: *mut T, g: impl FnOnce(T) -> T) {
     // SAFETY: the caller's guarantee.
     unsafe { element.write(g(element.read())) }
-}
-
-/// Lanes of independent accumulators when folding a chunk: they break the dependency chain so
-/// the fold vectorizes (for the associative ops).
-const LANES: usize = 16;
-
-/// `values` folded into `acc` with `f` (the function of `op`): in `LANES` interleaved partial
-/// results for the associative ops (add, multiply, max, min, and, or, xor; float sums are
-/// reassociated, as XLA may), in order for any other op.
-#[inline(always)]
-fn fold<T: Copy>(op: BinaryOp, acc: T, values: &[T], f: impl Fn(T, T) -> T) -> T {
-    use BinaryOp::*;
-    if !matches!(op, Add | Mul | Max | Min | And | Or | Xor) || values.len() < 2 * LANES {
-        return values.iter().fold(acc, |acc, &v| f(acc, v));
-    }
-    let mut lanes: [T; LANES] = std::array::from_fn(|i| values[i]);
-    let mut chunks = values[LANES..].chunks_exact(LANES);
-    for chunk in &mut chunks {
-        for (lane, &v) in lanes.iter_mut().zip(chunk) {
-            *lane = f(*lane, v);
-        }
-    }
-    let partial = chunks.remainder().iter().fold(lanes[0], |acc, &v| f(acc, v));
-    f(acc, lanes[1..].iter().fold(partial, |acc, &v| f(acc, v)))
 }
