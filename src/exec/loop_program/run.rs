@@ -13,9 +13,10 @@ use crate::exec::element::{with_binary_fn, Element, Wide};
 use crate::literal::Literal;
 use crate::storage::{with_native_type, NativeType, Storage};
 
-/// Elements per chunk: small enough that every register of an expression stays in L1/L2,
-/// large enough that per-chunk dispatch is noise.
-const CHUNK: usize = 4096;
+/// Elements per chunk: small enough that the few slots an expression uses stay in L1 (4 KiB
+/// each in f32), large enough that per-chunk dispatch is noise. Rows of at least this many
+/// elements are one row per chunk, so a value broadcast along the row is one splat.
+const CHUNK: usize = 1024;
 
 /// Below this many output elements a program runs on the calling thread: a rayon call costs
 /// more than such work (DESIGN.md, performance).
