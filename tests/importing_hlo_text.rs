@@ -264,7 +264,10 @@ fn module(lines: &str) -> String {
 fn errors_name_the_line_column_and_token() {
     let cases: &[(&str, &str)] = &[
         ("  ROOT z = f32[2]{0} no-such-op(x)", "unknown opcode: no-such-op at 6:22 (`no-such-op`)"),
-        ("  ROOT z = f32[2]{0} gather(x, y)", "lazy-xla does not implement opcode gather at 6:22 (`gather`)"),
+        (
+            "  ROOT z = f32[2]{0} cholesky(x)",
+            "lazy-xla does not implement opcode cholesky at 6:22 (`cholesky`)",
+        ),
         (
             "  ROOT z = f32[2]{0} fft(x)",
             "complex numbers and fft are out of scope for lazy-xla: opcode fft at 6:22",

@@ -69,7 +69,11 @@ pub fn conv_general_dilated<'b>(
 /// let b = XlaBuilder::new("int8_conv");
 /// let image = b.parameter(0, &shape!(s8[1, 1, 4, 4]), "image");
 /// let kernel = b.parameter(1, &shape!(s8[1, 1, 3, 3]), "kernel");
-/// let numbers = ConvolutionDimensionNumbers::default_for(2);
+/// let numbers = ConvolutionDimensionNumbers {
+///     input_batch_dimension: 0, input_feature_dimension: 1, input_spatial_dimensions: vec![2, 3],
+///     kernel_input_feature_dimension: 1, kernel_output_feature_dimension: 0, kernel_spatial_dimensions: vec![2, 3],
+///     output_batch_dimension: 0, output_feature_dimension: 1, output_spatial_dimensions: vec![2, 3],
+/// };
 /// let y = conv_general_dilated_with(image, kernel, &[1, 1], &[(0, 0), (0, 0)], &[], &[], &numbers, 1, 1,
 ///     None, Some(ElementType::S32));
 /// assert_eq!(b.get_shape(y)?, shape!(s32[1, 1, 2, 2]));
