@@ -248,8 +248,10 @@ impl Storage {
 
     /// The elements as a slice of `T`, or an [`Error::ElementTypeMismatch`].
     pub(crate) fn as_slice<T: NativeType>(&self) -> Result<&[T]> {
-        T::slice_of(self)
-            .ok_or(Error::ElementTypeMismatch { expected: self.element_type(), actual: T::ELEMENT_TYPE })
+        T::slice_of(self).ok_or_else(|| Error::ElementTypeMismatch {
+            expected: self.element_type(),
+            actual: T::ELEMENT_TYPE,
+        })
     }
 
     /// The elements as a mutable slice of `T`, or an [`Error::ElementTypeMismatch`].

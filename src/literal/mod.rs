@@ -276,6 +276,15 @@ impl Literal {
         }
     }
 
+    /// The buffer as `T`s, or `None` for a tuple or another element type: the executor's hot
+    /// paths, where a mismatch is a bug told once rather than a `Result` per access.
+    pub(crate) fn slice<T: NativeType>(&self) -> Option<&[T]> {
+        match &self.contents {
+            Contents::Array(storage) => T::slice_of(storage),
+            Contents::Tuple(_) => None,
+        }
+    }
+
     /// The buffer, mutable; the executor writes results through it. An error for a tuple.
     pub(crate) fn storage_mut(&mut self) -> Result<&mut Storage> {
         match &mut self.contents {

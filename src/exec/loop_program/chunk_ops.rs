@@ -127,8 +127,15 @@ enum Level {
     Avx512,
 }
 
-/// The widest instruction set this CPU supports (detected once; the detection caches).
+/// The widest instruction set this CPU supports, detected on the first call (every chunk op
+/// asks, so the answer is kept in one `OnceLock` read rather than six feature tests).
 fn level() -> Level {
+    static LEVEL: std::sync::OnceLock<Level> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(detect_level)
+}
+
+/// The widest instruction set this CPU supports.
+fn detect_level() -> Level {
     #[cfg(target_arch = "x86_64")]
     {
         if is_x86_feature_detected!("avx512f")

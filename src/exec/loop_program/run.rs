@@ -8,7 +8,7 @@ use super::chunk_ops::{self, Operand};
 use super::{LoopProgram, Node, NodeKind, Sink};
 use crate::attributes::{BinaryOp, UnaryOp};
 use crate::element_type::ElementType;
-use crate::error::{invalid_argument, Result};
+use crate::error::{invalid_argument, Error, Result};
 use crate::exec::element::{with_binary_fn, Element, Wide};
 use crate::literal::Literal;
 use crate::storage::{with_native_type, NativeType, Storage};
@@ -58,26 +58,34 @@ enum State {
     Splat,
     /// A contiguous run of an input, read in place: `len` elements of input `.0` from `.1`.
     Borrowed(usize, usize),
+    /// A scalar constant, read from its node: set once when the register file is made, never
+    /// evaluated per chunk.
+    Constant,
 }
 
 /// What a node being evaluated reads: the register file (its own slot taken out) and the
 /// inputs.
 struct Reads<'a> {
+    nodes: &'a [Node],
     file: &'a RegisterFile,
     slot_of: &'a [usize],
     inputs: &'a [&'a Literal],
 }
 
 impl<'a> Reads<'a> {
-    /// Node `node`'s values for the current chunk of `len` elements.
-    fn operand<T: NativeType>(&self, node: usize, len: usize) -> Result<Operand<'a, T>> {
+    /// Node `node`'s values for the current chunk of `len` elements (`None`: not `T`s).
+    fn operand<T: NativeType>(&self, node: usize, len: usize) -> Option<Operand<'a, T>> {
         let slot = &self.file.slots[self.slot_of[node]];
-        Ok(match self.file.states[node] {
-            State::Values => Operand::Values(&slot.as_slice::<T>()?[..len]),
-            State::Splat => Operand::Splat(slot.as_slice::<T>()?[0]),
+        Some(match self.file.states[node] {
+            State::Values => Operand::Values(&T::slice_of(slot)?[..len]),
+            State::Splat => Operand::Splat(T::slice_of(slot)?[0]),
             State::Borrowed(input, start) => {
-                Operand::Values(&self.inputs[input].memory::<T>()?[start..start + len])
+                Operand::Values(&self.inputs[input].slice::<T>()?[start..start + len])
             }
+            State::Constant => match &self.nodes[node].kind {
+                NodeKind::Constant(literal) => Operand::Splat(literal.slice::<T>()?[0]),
+                _ => return None,
+            },
         })
     }
 
@@ -96,17 +104,17 @@ struct Dest<'a> {
 }
 
 impl Dest<'_> {
-    /// The first `len` elements written, as `T`s.
-    fn slice<T: NativeType>(&mut self, len: usize) -> Result<&mut [T]> {
+    /// The first `len` elements written, as `T`s (`None`: the slot holds another type).
+    fn slice<T: NativeType>(&mut self, len: usize) -> Option<&mut [T]> {
         match self.direct {
             Some((ptr, element_type, direct_len)) if element_type == T::ELEMENT_TYPE && len <= direct_len => {
                 // SAFETY: `run_item` gives `direct` only for a run of `direct_len` elements of
                 // the output (of element type `T`, checked here) that lies inside it (checked by
                 // `OutTarget::check`) and that this work item alone writes during the run; the
                 // slice lives no longer than this `Dest`, which lives within the run.
-                Ok(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<T>(), len) })
+                Some(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<T>(), len) })
             }
-            _ => Ok(&mut self.slot.as_mut_slice::<T>()?[..len]),
+            _ => Some(&mut T::slice_of_mut(self.slot)?[..len]),
         }
     }
 }
@@ -331,7 +339,15 @@ impl LoopProgram {
             .iter()
             .map(|&element_type| with_native_type!(element_type, T => Storage::filled(T::ZERO, len.max(1))))
             .collect::<Result<_>>()?;
-        Ok(RegisterFile { slots, states: vec![State::Values; self.nodes.len()] })
+        let states = self
+            .nodes
+            .iter()
+            .map(|node| match node.kind {
+                NodeKind::Constant(_) => State::Constant,
+                _ => State::Values,
+            })
+            .collect();
+        Ok(RegisterFile { slots, states })
     }
 
     /// Keeps a register file for later runs (one per thread that may run at once).
@@ -398,6 +414,9 @@ impl LoopProgram {
             });
         let result = self.nodes.len() - 1;
         for (k, (node, &start)) in self.nodes.iter().zip(starts.iter()).enumerate() {
+            if let NodeKind::Constant(_) = node.kind {
+                continue; // read from the node itself (`State::Constant`)
+            }
             let steps = match &node.kind {
                 NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => {
                     let tile_step = if geometry.tile_dim.is_some() { strides[tile_stride_of] } else { 0 };
@@ -405,16 +424,15 @@ impl LoopProgram {
                 }
                 _ => [0, 0],
             };
-            let computed =
-                !matches!(node.kind, NodeKind::Load { .. } | NodeKind::Index { .. } | NodeKind::Constant(_));
+            let computed = !matches!(node.kind, NodeKind::Load { .. } | NodeKind::Index { .. });
             let slot = self.slots.of_node[k];
             let mut values = std::mem::replace(&mut file.slots[slot], Storage::Pred(Vec::new()));
             let mut dest = Dest { slot: &mut values, direct: direct.filter(|_| k == result && computed) };
-            let reads = Reads { file, slot_of: &self.slots.of_node, inputs };
+            let reads = Reads { nodes: &self.nodes, file, slot_of: &self.slots.of_node, inputs };
             let state = evaluate(node, &reads, &mut dest, (start, steps), chunk);
             let wrote_direct = dest.direct.is_some();
             file.slots[slot] = values;
-            file.states[k] = state?;
+            file.states[k] = state.ok_or_else(buffer_type_mismatch)?;
             if wrote_direct {
                 if let State::Splat = file.states[k] {
                     // SAFETY: as in `Dest::slice`: `direct` is this item's run of the output.
@@ -427,8 +445,8 @@ impl LoopProgram {
                 return Ok(());
             }
         }
-        let reads = Reads { file, slot_of: &self.slots.of_node, inputs };
-        let result = reads.operand::<T>(result, rows * len)?;
+        let reads = Reads { nodes: &self.nodes, file, slot_of: &self.slots.of_node, inputs };
+        let result = reads.operand::<T>(result, rows * len).ok_or_else(buffer_type_mismatch)?;
         for r in 0..rows {
             let row = match result {
                 Operand::Splat(v) => Operand::Splat(v),
@@ -505,21 +523,27 @@ impl Chunk {
     }
 }
 
-/// Evaluates one node over a chunk into `out` and says where its values are. For a `Load` or
-/// `Index` node, `place` is the chunk's first offset and its steps from row to row and along
-/// a row.
+/// The error of a node whose buffers hold another element type than its own (a compiler bug:
+/// the hot path tells it by `None`, cheaper than a `Result` per operand).
+fn buffer_type_mismatch() -> Error {
+    Error::invalid("a loop program read or wrote a buffer of another element type than its node's")
+}
+
+/// Evaluates one node over a chunk into `out` and says where its values are (`None`: a buffer
+/// of another element type than the node's). For a `Load` or `Index` node, `place` is the
+/// chunk's first offset and its steps from row to row and along a row.
 fn evaluate(
     node: &Node,
     reads: &Reads<'_>,
     out: &mut Dest<'_>,
     (start, [tile_step, step]): (isize, [isize; 2]),
     chunk: Chunk,
-) -> Result<State> {
+) -> Option<State> {
     let len = chunk.count();
     if let NodeKind::Load { input, .. } = &node.kind {
         // A chunk that is one contiguous run of its input is read where it lies.
         if step == 1 && (chunk.rows == 1 || tile_step == chunk.len as isize) {
-            return Ok(State::Borrowed(*input, start as usize));
+            return Some(State::Borrowed(*input, start as usize));
         }
     }
     // One value for the whole chunk: along the row and (if there are several) across rows.
@@ -527,7 +551,7 @@ fn evaluate(
     let operand = |k: usize| node.operands[k];
     let splat = match &node.kind {
         NodeKind::Load { input, .. } => with_native_type!(node.element_type, T => {
-            let source = reads.inputs[*input].memory::<T>()?;
+            let source = reads.inputs[*input].slice::<T>()?;
             load::<T>(source, start, [tile_step, step], chunk, out.slice::<T>(len)?)
         }),
         NodeKind::Index { .. } => with_native_type!(node.element_type, T => {
@@ -545,10 +569,8 @@ fn evaluate(
                 false
             }
         }),
-        NodeKind::Constant(literal) => with_native_type!(node.element_type, T => {
-            out.slice::<T>(1)?[0] = literal.memory::<T>()?[0];
-            true
-        }),
+        // `run_item` skips constants; their one value is read from the node.
+        NodeKind::Constant(_) => return Some(State::Constant),
         NodeKind::Unary(UnaryOp::IsFinite) => with_native_type!(reads.element_type(operand(0)), T => {
             chunk_ops::is_finite(reads.operand::<T>(operand(0), len)?, out.slice::<bool>(len)?)
         }),
@@ -577,7 +599,7 @@ fn evaluate(
             with_native_type!(node.element_type, D => chunk_ops::convert::<S, D>(x, out.slice::<D>(len)?))
         }),
     };
-    Ok(if splat { State::Splat } else { State::Values })
+    Some(if splat { State::Splat } else { State::Values })
 }
 
 /// Reads a chunk of `source`: element (r, i) from `start + r·tile_step + i·step`. A splat
