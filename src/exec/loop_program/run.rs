@@ -89,9 +89,9 @@ impl<'a> Reads<'a> {
         })
     }
 
-    /// The element type of node `node`.
+    /// The element type of node `node` (its own, also for a constant, which reads no slot).
     fn element_type(&self, node: usize) -> ElementType {
-        self.file.slots[self.slot_of[node]].element_type()
+        self.nodes[node].element_type
     }
 }
 
