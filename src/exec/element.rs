@@ -302,10 +302,7 @@ macro_rules! float {
             float!(@binary $t, $c, $to, $from; add: |a, b| a + b, sub: |a, b| a - b, mul: |a, b| a * b,
                 div: |a, b| a / b, rem: |a, b| a % b,
                 // IEEE 754-2019 maximum/minimum, as XLA: NaN wins, and -0 orders below +0.
-                maximum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN }
-                    else if a > b || (a == b && b.is_sign_negative()) { a } else { b },
-                minimum: |a: $c, b: $c| if a.is_nan() || b.is_nan() { <$c>::NAN }
-                    else if a < b || (a == b && b.is_sign_positive()) { a } else { b });
+                maximum: math::maximum::<$c>, minimum: math::minimum::<$c>);
             float!(@binary_m $t, $c, $to, $from; pow, atan2);
             float!(@unary_m $t, $c, $to, $from; exp, log, log1p, expm1, tanh, logistic, sin, cos, sin_fast, cos_fast,
                 tan, tan_fast, erf, cbrt);

@@ -32,6 +32,7 @@
 #![allow(clippy::excessive_precision)]
 
 mod exp_log;
+mod extrema;
 mod hyperbolic;
 mod pow;
 mod roots;
@@ -42,6 +43,7 @@ mod trig;
 mod tests;
 
 pub(crate) use exp_log::{exp, expm1, log, log1p};
+pub(crate) use extrema::{maximum, minimum};
 pub(crate) use hyperbolic::{logistic, tanh};
 pub(crate) use pow::pow;
 pub(crate) use roots::{cbrt, rsqrt, sqrt};
@@ -99,6 +101,10 @@ pub(crate) trait Real:
     fn split_exponent_unit(self) -> (Self, Self);
     /// Square root (one instruction).
     fn sqrt(self) -> Self;
+    /// The bitwise and of the two values' bits.
+    fn and_bits(self, other: Self) -> Self;
+    /// The bitwise or of the two values' bits.
+    fn or_bits(self, other: Self) -> Self;
 }
 
 macro_rules! real {
@@ -179,6 +185,14 @@ macro_rules! real {
             #[inline(always)]
             fn sqrt(self) -> Self {
                 <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn and_bits(self, other: Self) -> Self {
+                <$t>::from_bits(self.to_bits() & other.to_bits())
+            }
+            #[inline(always)]
+            fn or_bits(self, other: Self) -> Self {
+                <$t>::from_bits(self.to_bits() | other.to_bits())
             }
         }
     };
