@@ -3,13 +3,16 @@
 use std::sync::Arc;
 
 use crate::error::{invalid_argument, Error, Result};
+use crate::exec::loop_program::LoopProgram;
 use crate::exec::plan::{evaluate, Plan};
 use crate::exec::value::Value;
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::dot::computation_dot;
+use crate::hlo::ir::HloComputation;
 use crate::hlo::text::module_text;
 use crate::literal::Literal;
-use crate::passes::optimize;
+use crate::passes::{optimize, Backend};
+use crate::shape::Shape;
 
 /// How to compile a computation.
 ///
@@ -90,7 +93,10 @@ impl XlaComputation {
             ),
             _ => None,
         };
-        let optimized = optimize(&self.entry, options.fusion, verify_passes(), &evaluate)?;
+        let loop_compiles =
+            |fused: &HloComputation, inputs: &[Shape]| LoopProgram::compile(fused, inputs).is_some();
+        let backend = Backend { evaluate: &evaluate, loop_compiles: &loop_compiles };
+        let optimized = optimize(&self.entry, options.fusion, verify_passes(), backend)?;
         Ok(Executable { plan: Plan::new(Arc::new(optimized))?, options: options.clone(), pool })
     }
 }

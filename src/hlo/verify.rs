@@ -12,7 +12,8 @@
 //!   ops (operands of the result's dimensions and one element type);
 //! - parameters numbered 0, 1, … without gaps or repeats;
 //! - fusions that hold only what their kind computes: a `kLoop` fusion only
-//!   [`loop_part`](HloComputation::loop_part)s over its parameters, a `kInput` fusion a reduce
+//!   [`loop_part`](HloComputation::loop_part)s over its parameters and reduces that fold in a
+//!   loop (row reductions, which the loop compiler checks it reads along its row), a `kInput` fusion a reduce
 //!   that [folds in a loop](crate::hlo::ir::Instruction::folds_in_loop) whose init value is a parameter,
 //!   over such an expression;
 //! - called computations (reducers, fused computations) that pass too.
@@ -131,7 +132,9 @@ fn fusion_holds_its_kind(kind: FusionKind, fused: &HloComputation) -> std::resul
     for id in loop_body {
         let instruction = &fused.instructions[id];
         let is_parameter = matches!(instruction.opcode, Opcode::Parameter { .. });
-        if !is_parameter && fused.loop_part(id).is_none() {
+        // A kLoop fusion may reduce along its row (the loop compiler checks the row).
+        let row_reduction = kind == FusionKind::Loop && instruction.folds_in_loop();
+        if !is_parameter && !row_reduction && fused.loop_part(id).is_none() {
             return Err(format!(
                 "a {kind} fusion holds {} ({}), which a loop cannot compute",
                 instruction.name,

@@ -3,7 +3,8 @@
 //! nothing in between.
 //!
 //! Greedy producer–consumer fusion, consumers first: an instruction joins its users' fusion
-//! when all its users are in that one fusion; a cheap instruction (broadcast, iota, scalar
+//! when all its users are in that one fusion (a reduce too, as a row reduction, when the loop
+//! reads it broadcast along its row: softmax and layer norm become one loop); a cheap instruction (broadcast, iota, scalar
 //! constant) whose users are in several fusions is duplicated into each; anything else with
 //! users outside starts a fusion of its own, so an expensive result is computed once and a
 //! big operand is never read twice on its behalf.
@@ -11,18 +12,22 @@
 use std::sync::Arc;
 
 use crate::hlo::ir::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
-use crate::passes::Pass;
+use crate::passes::{LoopCompiles, Pass};
+use crate::shape::Shape;
 
-/// Groups loop-fusible instructions into `fusion` instructions.
-pub(crate) struct LoopFusion;
+/// Groups loop-fusible instructions into `fusion` instructions; `loop_compiles` is the loop
+/// compiler's verdict on a row reduction.
+pub(crate) struct LoopFusion<'a> {
+    pub(crate) loop_compiles: LoopCompiles<'a>,
+}
 
-impl Pass for LoopFusion {
+impl Pass for LoopFusion<'_> {
     fn name(&self) -> &'static str {
         "loop-fusion"
     }
 
     fn run(&self, computation: &mut HloComputation) -> bool {
-        let groups = group(computation);
+        let groups = group(computation, self.loop_compiles);
         let mut counter = 0;
         let mut changed = false;
         for members in groups.into_iter().filter(|members| members.len() > 1) {
@@ -71,7 +76,7 @@ fn role(computation: &HloComputation, id: InstructionId) -> Role {
 }
 
 /// The fusion groups: each a list of instruction ids in topological order, its root last.
-fn group(computation: &HloComputation) -> Vec<Vec<InstructionId>> {
+fn group(computation: &HloComputation, loop_compiles: LoopCompiles<'_>) -> Vec<Vec<InstructionId>> {
     let users = computation.users();
     let count = computation.instructions.len();
     // The groups each instruction is computed in, and whether that covers all its users (a
@@ -79,16 +84,12 @@ fn group(computation: &HloComputation) -> Vec<Vec<InstructionId>> {
     let mut member_of: Vec<Vec<usize>> = vec![Vec::new(); count];
     let mut only_fused = vec![false; count];
     let mut groups: Vec<Vec<InstructionId>> = Vec::new();
+    // The name counter of trial fusions (see `reduces_along_rows`), whose names are dropped.
+    let mut names = 0;
     for id in (0..count).rev() {
-        match role(computation, id) {
-            Role::Outside => continue,
-            Role::ReduceRoot => {
-                member_of[id] = vec![groups.len()];
-                only_fused[id] = true;
-                groups.push(vec![id]);
-                continue;
-            }
-            Role::Member => {}
+        let role = role(computation, id);
+        if role == Role::Outside {
+            continue;
         }
         // A reduce's init value stays an input of its fusion (the loop starts from it).
         let fused_into = |u: InstructionId| {
@@ -105,11 +106,18 @@ fn group(computation: &HloComputation) -> Vec<Vec<InstructionId>> {
         user_groups.dedup();
         let all_users_fused =
             id != computation.root && !users[id].is_empty() && users[id].iter().all(|&u| fused_into(u));
-        if all_users_fused && user_groups.len() == 1 {
-            groups[user_groups[0]].push(id);
-            member_of[id] = user_groups;
+        let sole_group = user_groups.first().copied().filter(|_| all_users_fused && user_groups.len() == 1);
+        let joins = match role {
+            Role::ReduceRoot => sole_group
+                .filter(|&g| reduces_along_rows(computation, &groups[g], id, (loop_compiles, &mut names))),
+            _ => sole_group,
+        };
+        if let Some(g) = joins {
+            groups[g].push(id);
+            member_of[id] = vec![g];
             only_fused[id] = true;
-        } else if computation.instructions[id].free_in_loop(&computation.instructions)
+        } else if role == Role::Member
+            && computation.instructions[id].free_in_loop(&computation.instructions)
             && !user_groups.is_empty()
         {
             for &g in &user_groups {
@@ -127,6 +135,31 @@ fn group(computation: &HloComputation) -> Vec<Vec<InstructionId>> {
         members.sort_unstable();
     }
     groups
+}
+
+/// Whether reduce `reduce` can join `group` (a fusion under construction, its root first) as a
+/// row reduction: the group is a plain loop (not rooted at a reduce) and, with the reduce in
+/// it, the loop compiler computes it, i.e. the loop reads the reduce broadcast along its row
+/// (softmax's max and sum, layer norm's mean). The reduced operand is then read once, in the
+/// same loop as its consumers, instead of by a reduce loop of its own.
+fn reduces_along_rows(
+    computation: &HloComputation,
+    group: &[InstructionId],
+    reduce: InstructionId,
+    (loop_compiles, names): (LoopCompiles<'_>, &mut usize),
+) -> bool {
+    let plain_loop = group
+        .first()
+        .is_some_and(|&root| !matches!(computation.instructions[root].opcode, Opcode::Reduce { .. }));
+    if !plain_loop {
+        return false;
+    }
+    let mut members: Vec<InstructionId> = group.iter().copied().chain([reduce]).collect();
+    members.sort_unstable();
+    let (fused, inputs) = fused_computation(computation, &members, names);
+    let input_shapes: Vec<Shape> =
+        inputs.iter().map(|&i| computation.instructions[i].shape.clone()).collect();
+    loop_compiles(&fused, &input_shapes)
 }
 
 /// The fused computation of `members` (topological, root last) and its inputs: the operands

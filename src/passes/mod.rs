@@ -4,7 +4,7 @@
 //!
 //! Every pass works on the one IR ([`HloComputation`]) and is tested on its own: a graph in,
 //! a graph out, pinned by HLO text. Passes never import the executor: constant folding
-//! evaluates through the [`Evaluator`] it is handed.
+//! evaluates, and fusion asks what one loop computes, through the [`Backend`] they are handed.
 
 mod cse;
 mod dce;
@@ -24,6 +24,18 @@ use crate::shape::Shape;
 /// `compile`): how constant folding computes a folded value.
 pub(crate) type Evaluator<'a> = &'a (dyn Fn(&HloComputation, &[&Literal]) -> Result<Literal> + Sync);
 
+/// Whether the loop compiler computes a fused computation, over inputs of the given shapes, as
+/// one loop (the executor's, handed in by `compile`): how fusion decides that a reduce joins
+/// a loop as a row reduction.
+pub(crate) type LoopCompiles<'a> = &'a (dyn Fn(&HloComputation, &[Shape]) -> bool + Sync);
+
+/// What the passes ask of the executor, which they never import.
+#[derive(Clone, Copy)]
+pub(crate) struct Backend<'a> {
+    pub(crate) evaluate: Evaluator<'a>,
+    pub(crate) loop_compiles: LoopCompiles<'a>,
+}
+
 /// One rewrite of a computation.
 pub(crate) trait Pass {
     /// The pass's name, as the verifier's errors name it.
@@ -35,15 +47,15 @@ pub(crate) trait Pass {
 /// How many rounds the simplifying passes get to reach a fixed point.
 const MAX_ROUNDS: usize = 8;
 
-/// The optimized form of `computation`: simplification (folding constants with `evaluate`),
-/// CSE and DCE to a fixed point, then (if `fusion`) loop fusion. With `verify`, the input and
+/// The optimized form of `computation`: simplification (folding constants with the backend's
+/// `evaluate`), CSE and DCE to a fixed point, then (if `fusion`) loop fusion. With `verify`, the input and
 /// the result of every pass that changed something are verified, and the result's shape must
 /// stay the input's (layout included).
 pub(crate) fn optimize(
     computation: &HloComputation,
     fusion: bool,
     verify_each_pass: bool,
-    evaluate: Evaluator<'_>,
+    backend: Backend<'_>,
 ) -> Result<HloComputation> {
     if verify_each_pass {
         verify(computation, "build")?;
@@ -51,8 +63,8 @@ pub(crate) fn optimize(
     let mut optimized = computation.clone();
     let result_shape = computation.result_shape();
     run_pass(&inline::InlineCalls, &mut optimized, result_shape, verify_each_pass)?;
-    optimize_called(&mut optimized, fusion, verify_each_pass, evaluate)?;
-    let simplify = simplify::AlgebraicSimplifier { evaluate };
+    optimize_called(&mut optimized, fusion, verify_each_pass, backend)?;
+    let simplify = simplify::AlgebraicSimplifier { evaluate: backend.evaluate };
     let passes: [&dyn Pass; 3] = [&simplify, &cse::CommonSubexpressions, &dce::DeadCode];
     for _ in 0..MAX_ROUNDS {
         let mut changed = false;
@@ -64,7 +76,8 @@ pub(crate) fn optimize(
         }
     }
     if fusion {
-        run_pass(&fusion::LoopFusion, &mut optimized, result_shape, verify_each_pass)?;
+        let fusion = fusion::LoopFusion { loop_compiles: backend.loop_compiles };
+        run_pass(&fusion, &mut optimized, result_shape, verify_each_pass)?;
     }
     Ok(optimized)
 }
@@ -76,7 +89,7 @@ fn optimize_called(
     computation: &mut HloComputation,
     fusion: bool,
     verify_each_pass: bool,
-    evaluate: Evaluator<'_>,
+    backend: Backend<'_>,
 ) -> Result<()> {
     for instruction in &mut computation.instructions {
         if matches!(
@@ -84,7 +97,7 @@ fn optimize_called(
             Opcode::While { .. } | Opcode::Conditional { .. } | Opcode::Call { .. }
         ) {
             for called in instruction.opcode.called_computations_mut() {
-                *called = Arc::new(optimize(called, fusion, verify_each_pass, evaluate)?);
+                *called = Arc::new(optimize(called, fusion, verify_each_pass, backend)?);
             }
         }
     }

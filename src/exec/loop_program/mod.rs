@@ -7,6 +7,12 @@
 //! function of the index: nothing between the inputs and the output is ever materialized.
 //! What remains is an expression DAG of element-wise ops ([`Node`]s), evaluated a
 //! cache-resident chunk at a time (see `run.rs`).
+//!
+//! A plain loop may also hold *row reductions*: a reduce over one dimension whose result the
+//! loop reads broadcast along its row (softmax's max and sum, layer norm's mean). The walk then
+//! takes one whole row per chunk, so the reduce folds the row's values as they are computed
+//! and every element of the row reads the result: the reduced operand is read once and never
+//! materialized.
 
 mod chunk_ops;
 mod run;
@@ -38,6 +44,8 @@ pub(crate) struct LoopProgram {
     sink: Sink,
     /// The chunk buffers the nodes share (see `slots.rs`).
     slots: slots::Slots,
+    /// Whether a node is a row reduction: each chunk is then one whole row.
+    row_reductions: bool,
     /// Register files kept between runs (see `run.rs`).
     registers: std::sync::Mutex<Vec<run::RegisterFile>>,
 }
@@ -76,6 +84,9 @@ enum NodeKind {
     },
     /// A scalar constant.
     Constant(Literal),
+    /// A row reduction: operand 0's values over the row folded with the op, starting from
+    /// operand 1 (a scalar); one value for the whole row.
+    Reduce(BinaryOp),
     Unary(UnaryOp),
     Binary(BinaryOp),
     Compare(ComparisonDirection),
@@ -83,6 +94,12 @@ enum NodeKind {
     Clamp,
     Convert,
 }
+
+/// The rows a loop may reduce along: at most what its few slots keep in L2 as one chunk (64
+/// KiB of f32 each), and long enough that the per-row dispatch of the whole expression (a
+/// chunk per row, never a tile of rows) costs less than the read it saves. Other rows are
+/// reduced by a loop of their own.
+const ROW_REDUCTION_LENGTHS: std::ops::RangeInclusive<i64> = 128..=(1 << 14);
 
 /// An affine map from the output's index space to an instruction's:
 /// `index[d] = offset[d] + Σ_k matrix[d][k] · out[k]`.
@@ -135,7 +152,14 @@ impl LoopProgram {
         if out_shape.element_count() == 0 {
             return Some(LoopProgram::empty(out_shape, Sink::Store));
         }
-        let nodes = expression(computation, computation.root, input_shapes)?;
+        // The output dimension walked fastest: the row a row reduction folds.
+        let row = out_shape
+            .layout()
+            .minor_to_major()
+            .iter()
+            .map(|&d| d as usize)
+            .find(|&d| out_shape.dimensions()[d] != 1);
+        let nodes = expression(computation, computation.root, input_shapes, row)?;
         Some(LoopProgram::coalesced(out_shape.clone(), &out_shape, target, nodes, Sink::Store))
     }
 
@@ -162,7 +186,7 @@ impl LoopProgram {
         if domain.element_count() == 0 {
             return Some(LoopProgram::empty(out_shape.clone(), sink));
         }
-        let nodes = expression(computation, operand, input_shapes)?;
+        let nodes = expression(computation, operand, input_shapes, None)?;
         Some(LoopProgram::coalesced(out_shape.clone(), &domain, target, nodes, sink))
     }
 
@@ -195,6 +219,7 @@ impl LoopProgram {
             nodes: Vec::new(),
             sink,
             slots,
+            row_reductions: false,
             registers: Default::default(),
         }
     }
@@ -224,8 +249,13 @@ impl LoopProgram {
                 *strides = pick(strides);
             }
         }
-        // Merge dimension i into i + 1 (its inner neighbour) where every stride agrees.
+        // Merge dimension i into i + 1 (its inner neighbour) where every stride agrees; a row
+        // that is reduced stays a row of its own.
+        let row_reductions = nodes.iter().any(|n| matches!(n.kind, NodeKind::Reduce(_)));
         let mut i = sizes.len().saturating_sub(1);
+        if row_reductions {
+            i = i.saturating_sub(1);
+        }
         while i > 0 {
             let (outer, inner) = (i - 1, i);
             let mergeable = |s: &[isize]| s[inner].checked_mul(sizes[inner] as isize) == Some(s[outer]);
@@ -260,7 +290,16 @@ impl LoopProgram {
             }
         }
         let slots = slots::assign(&nodes);
-        LoopProgram { out_shape, sizes, out_strides, nodes, sink, slots, registers: Default::default() }
+        LoopProgram {
+            out_shape,
+            sizes,
+            out_strides,
+            nodes,
+            sink,
+            slots,
+            row_reductions,
+            registers: Default::default(),
+        }
     }
 }
 
@@ -298,14 +337,18 @@ fn reorder_for_gathers(sizes: &mut [usize], out_strides: &mut [isize], nodes: &m
 }
 
 /// The expression computing instruction `result` of `computation` over that instruction's
-/// index space, its last node the result; `None` if a loop cannot compute it.
+/// index space, its last node the result; `None` if a loop cannot compute it. `row` is the
+/// dimension of that space walked fastest, if reduces read along it may be row reductions.
 fn expression(
     computation: &HloComputation,
     result: InstructionId,
     input_shapes: &[Shape],
+    row: Option<usize>,
 ) -> Option<Vec<Node>> {
-    let rank = computation.instructions[result].shape.rank();
-    let mut compiler = Compiler { computation, input_shapes, nodes: Vec::new(), memo: HashMap::new() };
+    let result_shape = &computation.instructions[result].shape;
+    let rank = result_shape.rank();
+    let row = row.map(|d| (d, result_shape.dimensions()[d]));
+    let mut compiler = Compiler { computation, input_shapes, row, nodes: Vec::new(), memo: HashMap::new() };
     let root = compiler.node(result, IndexMap::identity(rank))?;
     let mut nodes = compiler.nodes;
     // The evaluator reads the result from the last node.
@@ -320,6 +363,8 @@ fn expression(
 struct Compiler<'a> {
     computation: &'a HloComputation,
     input_shapes: &'a [Shape],
+    /// The output dimension walked fastest and its size (`None`: no row reductions).
+    row: Option<(usize, i64)>,
     nodes: Vec<Node>,
     memo: HashMap<(InstructionId, IndexMap), usize>,
 }
@@ -353,6 +398,9 @@ impl Compiler<'_> {
     /// `None` if a loop cannot compute the instruction.
     fn reads(&self, id: InstructionId, map: &IndexMap) -> Option<Vec<(InstructionId, IndexMap)>> {
         let instruction = &self.computation.instructions[id];
+        if let Opcode::Reduce { dimensions, .. } = &instruction.opcode {
+            return self.row_reduction_reads(id, dimensions, map);
+        }
         let is_input = matches!(instruction.opcode, Opcode::Parameter { .. });
         if !is_input && self.computation.loop_part(id).is_none() {
             return None;
@@ -407,6 +455,45 @@ impl Compiler<'_> {
         }
     }
 
+    /// What reduce `id` over `dimensions`, read through `map`, reads as a row reduction: its
+    /// operand with the reduced dimension walked along the loop's row, and its init value.
+    /// `None` unless the reduce folds in a loop, reduces one dimension, is read the same along
+    /// the whole row (broadcast back along it), and its operand's own layout has that
+    /// dimension minor-most (so the fold visits the values in the order a reduce of its own
+    /// would, and fused equals unfused to the bit).
+    fn row_reduction_reads(
+        &self,
+        id: InstructionId,
+        dimensions: &[i64],
+        map: &IndexMap,
+    ) -> Option<Vec<(InstructionId, IndexMap)>> {
+        let instruction = &self.computation.instructions[id];
+        let (row, row_size) = self.row?;
+        let [reduced] = *dimensions else { return None };
+        let [operand, init] = *instruction.operands.as_slice() else { return None };
+        let operand_shape = &self.computation.instructions[operand].shape;
+        let minor = operand_shape
+            .layout()
+            .minor_to_major()
+            .iter()
+            .find(|&&d| operand_shape.dimensions()[d as usize] != 1);
+        let fits = instruction.folds_in_loop()
+            && minor == Some(&reduced)
+            && operand_shape.dimensions()[reduced as usize] == row_size
+            && ROW_REDUCTION_LENGTHS.contains(&row_size)
+            && map.matrix.iter().all(|m| m[row] == 0);
+        if !fits {
+            return None;
+        }
+        let reduced = reduced as usize;
+        let mut along_row = vec![0; map.out_rank];
+        along_row[row] = 1;
+        let mut operand_map = map.clone();
+        operand_map.offset.insert(reduced, 0);
+        operand_map.matrix.insert(reduced, along_row);
+        Some(vec![(operand, operand_map), (init, map.select_rows(&[]))])
+    }
+
     /// The node of instruction `id` read through `map`, once what it `reads` has nodes: a new
     /// node, or (for a movement op) its operand's node.
     fn build(
@@ -438,6 +525,7 @@ impl Compiler<'_> {
             Opcode::Select => NodeKind::Select,
             Opcode::Clamp => NodeKind::Clamp,
             Opcode::Convert => NodeKind::Convert,
+            Opcode::Reduce { reducer, .. } => NodeKind::Reduce(reducer.simple_reducer()?),
             // A movement op is its operand's node.
             _ => return operands.first().copied(),
         };

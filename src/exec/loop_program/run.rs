@@ -467,7 +467,8 @@ impl LoopProgram {
     fn geometry(&self, threads: usize) -> Geometry {
         let last = self.sizes.len() - 1;
         let row_len = self.sizes[last];
-        let mut segment_len = row_len.clamp(1, CHUNK);
+        // A loop with row reductions takes each row whole (the compiler bounds its length).
+        let mut segment_len = if self.row_reductions { row_len.max(1) } else { row_len.clamp(1, CHUNK) };
         // A reduction that keeps the row (a column sum) is shared by column ranges: short rows
         // are cut so that every thread has some (in whole cache lines).
         let by_columns =
@@ -479,7 +480,7 @@ impl LoopProgram {
         // Short rows are computed several at a time (a tile of consecutive rows along the
         // fastest outer dimension), so per-item work is amortized and a gathered input is
         // read along its contiguous dimension. Reductions keep one row per item.
-        let tile_dim = (last >= 1 && self.sink == Sink::Store).then(|| last - 1);
+        let tile_dim = (last >= 1 && self.sink == Sink::Store && !self.row_reductions).then(|| last - 1);
         let tile = tile_dim.map_or(1, |d| self.sizes[d].clamp(1, (CHUNK / segment_len).max(1)));
         let tile_blocks = tile_dim.map_or(1, |d| self.sizes[d].div_ceil(tile));
         let outer_dims = tile_dim.unwrap_or(last);
@@ -593,6 +594,30 @@ fn evaluate(
         NodeKind::Clamp => with_native_type!(node.element_type, T => {
             let [lo, x, hi] = [0, 1, 2].map(|k| reads.operand::<T>(operand(k), len));
             chunk_ops::clamp(lo?, x?, hi?, out.slice::<T>(len)?)
+        }),
+        NodeKind::Reduce(op) => with_native_type!(node.element_type, T => {
+            let mut acc = match reads.operand::<T>(operand(1), len)? {
+                Operand::Splat(init) => init,
+                Operand::Values(init) => init[0],
+            };
+            let out = out.slice::<T>(len)?;
+            // A CHUNK at a time, in order: as a reduce of its own folds each row.
+            let fold_row = |acc: &mut T, values: &[T]| {
+                values.chunks(CHUNK).for_each(|piece| {
+                    chunk_ops::fold(*op, acc, piece);
+                })
+            };
+            match reads.operand::<T>(operand(0), len)? {
+                Operand::Values(values) => fold_row(&mut acc, values),
+                Operand::Splat(value) => {
+                    // Folded as the same value in a buffer would be (a reduce of its own
+                    // reads a materialized broadcast).
+                    out.fill(value);
+                    fold_row(&mut acc, out);
+                }
+            }
+            out[0] = acc;
+            true
         }),
         NodeKind::Convert => with_native_type!(reads.element_type(operand(0)), S => {
             let x = reads.operand::<S>(operand(0), len)?;
