@@ -248,6 +248,39 @@ mod tests {
     }
 
     #[test]
+    fn a_loop_fusion_may_hold_a_row_reduction_but_not_an_interpreted_reduce() {
+        let fusion_of = |reducer: Arc<HloComputation>| {
+            let reduce = Opcode::Reduce { dimensions: vec![1], reducer };
+            let fused = computation(vec![
+                parameter(0, "f32[2,3]"),
+                parameter(1, "f32[]"),
+                instruction("reduce", reduce, &[0, 1], "f32[2]"),
+                instruction("broadcast", Opcode::Broadcast { dimensions: vec![0] }, &[2], "f32[2,3]"),
+                add(&[0, 3], "f32[2,3]"),
+            ]);
+            let opcode = Opcode::Fusion { kind: FusionKind::Loop, computation: Arc::new(fused) };
+            computation(vec![
+                parameter(0, "f32[2,3]"),
+                parameter(1, "f32[]"),
+                instruction("fusion", opcode, &[0, 1], "f32[2,3]"),
+            ])
+        };
+        verify(&fusion_of(sum()), "test").unwrap();
+        // a + b + a: not one element-wise op of the two parameters, so no loop folds it.
+        let twice = Arc::new(computation(vec![
+            parameter(0, "f32[]"),
+            parameter(1, "f32[]"),
+            add(&[0, 1], "f32[]"),
+            add(&[2, 0], "f32[]"),
+        ]));
+        let error = error(&fusion_of(twice));
+        assert!(
+            error.starts_with("a kLoop fusion holds reduce (reduce), which a loop cannot compute"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn an_input_fusion_starts_from_a_parameter() {
         // The shape of the bug issue 9 reported: the init value computed inside the fusion.
         let zero = Opcode::Constant(Arc::new(Literal::scalar(0.0f32)));
