@@ -145,6 +145,20 @@ fn a_reduce_of_a_broadcast_scalar_folds_as_a_buffer_would() -> Result<()> {
     Ok(())
 }
 
+#[test]
+fn a_reduce_of_a_broadcast_scalar_in_its_own_loop_folds_as_a_buffer_would() -> Result<()> {
+    // The same sum as the root: its own (kInput) loop, where the operand is a splat too.
+    for dimensions in [[1], [0]] {
+        let b = XlaBuilder::new("splat_root");
+        let x = b.parameter(0, &"f32[]".parse()?, "x");
+        let tenth = lazy_xla::broadcast_in_dim(x, &[3, 1000], &[]);
+        let computation =
+            b.build(reduce(tenth, b.constant_r0(0.0f32), &computations::sum(ElementType::F32), &dimensions))?;
+        fused_equals_unfused(&computation, &[&Literal::scalar(0.1f32)]);
+    }
+    Ok(())
+}
+
 /// The reducers the property test draws: add, max, min, multiply.
 fn reducer(choice: usize, element_type: ElementType) -> XlaComputation {
     type Op = for<'b> fn(XlaOp<'b>, XlaOp<'b>, &[i64]) -> XlaOp<'b>;

@@ -152,10 +152,20 @@ impl<T: Element> OutTarget<T> {
             chunk_ops::accumulate(op, row, values);
             return;
         }
-        if let (Operand::Values(values), 0) = (values, stride) {
+        if stride == 0 {
+            // One value for the chunk is folded as the same values in a buffer are (as an
+            // unfused reduce reads a materialized broadcast): the sum's rounding is the same.
+            let splat_buffer;
+            let values = match values {
+                Operand::Values(values) => &values[..len],
+                Operand::Splat(value) => {
+                    splat_buffer = vec![value; len];
+                    &splat_buffer[..]
+                }
+            };
             // SAFETY: `offset` lies in the buffer (checked above), live for the run, and given
             // to this thread alone by the run's partition.
-            chunk_ops::fold(op, unsafe { &mut *self.ptr.add(offset as usize) }, &values[..len]);
+            chunk_ops::fold(op, unsafe { &mut *self.ptr.add(offset as usize) }, values);
             return;
         }
         with_binary_fn!(T, op, f => {
@@ -163,18 +173,14 @@ impl<T: Element> OutTarget<T> {
             // (checked above), live for the run, and given to this thread alone by the run's
             // partition (`LoopProgram::partition`).
             let at = |i: usize| self.ptr.wrapping_offset(offset + i as isize * stride);
-            match (values, stride) {
-                // SAFETY: `at(0)`, as said above.
-                (Operand::Splat(value), 0) => unsafe {
-                    read_modify_write(at(0), |acc| (0..len).fold(acc, |a, _| f(a, value)))
-                },
-                (Operand::Splat(value), _) => {
+            match values {
+                Operand::Splat(value) => {
                     for i in 0..len {
                         // SAFETY: `at(i)` with `i < len`, as said above.
                         unsafe { read_modify_write(at(i), |acc| f(acc, value)) }
                     }
                 }
-                (Operand::Values(values), _) => {
+                Operand::Values(values) => {
                     for (i, &value) in values[..len].iter().enumerate() {
                         // SAFETY: `at(i)` with `i < len`, as said above.
                         unsafe { read_modify_write(at(i), |acc| f(acc, value)) }
