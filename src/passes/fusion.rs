@@ -3,11 +3,11 @@
 //! nothing in between.
 //!
 //! Greedy producer–consumer fusion, consumers first: an instruction joins its users' fusion
-//! when all its users are in that one fusion (a reduce too, as a row reduction, when the loop
-//! reads it broadcast along its row: softmax and layer norm become one loop); a cheap instruction (broadcast, iota, scalar
-//! constant) whose users are in several fusions is duplicated into each; anything else with
-//! users outside starts a fusion of its own, so an expensive result is computed once and a
-//! big operand is never read twice on its behalf.
+//! when all its users are in that one fusion (a reduce too, as a row reduction, when that loop
+//! reads it broadcast along its row: softmax and layer norm become one loop); a cheap
+//! instruction (broadcast, iota, scalar constant) whose users are in several fusions is
+//! duplicated into each; anything else with users outside starts a fusion of its own, so an
+//! expensive result is computed once and a big operand is never read twice on its behalf.
 
 use std::sync::Arc;
 
@@ -58,7 +58,8 @@ impl Pass for LoopFusion<'_> {
 enum Role {
     /// A loop computes it element by element from its operands: it may join its users' fusion.
     Member,
-    /// A reduce with a simple reducer: it may root an input fusion, its operand computed in it.
+    /// A reduce with a simple reducer: it may root an input fusion, its operand computed in it,
+    /// or join its users' plain loop as a row reduction.
     ReduceRoot,
     /// Anything else (dot, concatenate, a general reshape, …): never fused.
     Outside,
@@ -109,7 +110,7 @@ fn group(computation: &HloComputation, loop_compiles: LoopCompiles<'_>) -> Vec<V
         let sole_group = user_groups.first().copied().filter(|_| all_users_fused && user_groups.len() == 1);
         let joins = match role {
             Role::ReduceRoot => sole_group
-                .filter(|&g| reduces_along_rows(computation, &groups[g], id, (loop_compiles, &mut names))),
+                .filter(|&g| reduces_along_rows(computation, &groups[g], id, loop_compiles, &mut names)),
             _ => sole_group,
         };
         if let Some(g) = joins {
@@ -146,7 +147,8 @@ fn reduces_along_rows(
     computation: &HloComputation,
     group: &[InstructionId],
     reduce: InstructionId,
-    (loop_compiles, names): (LoopCompiles<'_>, &mut usize),
+    loop_compiles: LoopCompiles<'_>,
+    names: &mut usize,
 ) -> bool {
     let plain_loop = group
         .first()

@@ -155,14 +155,7 @@ impl LoopProgram {
         if out_shape.element_count() == 0 {
             return Some(LoopProgram::empty(out_shape, Sink::Store));
         }
-        // The output dimension walked fastest: the row a row reduction folds.
-        let row = out_shape
-            .layout()
-            .minor_to_major()
-            .iter()
-            .map(|&d| d as usize)
-            .find(|&d| out_shape.dimensions()[d] != 1);
-        let nodes = expression(computation, computation.root, input_shapes, row)?;
+        let nodes = expression(computation, computation.root, input_shapes, fastest_dimension(&out_shape))?;
         Some(LoopProgram::coalesced(out_shape.clone(), &out_shape, target, nodes, Sink::Store))
     }
 
@@ -304,6 +297,12 @@ impl LoopProgram {
             registers: Default::default(),
         }
     }
+}
+
+/// The dimension of `shape` a walk in its memory order visits fastest: the minor-most one
+/// longer than 1 (the row of a loop over it; `None` if there is none).
+fn fastest_dimension(shape: &Shape) -> Option<usize> {
+    shape.layout().minor_to_major().iter().map(|&d| d as usize).find(|&d| shape.dimensions()[d] != 1)
 }
 
 /// When an input is gathered along the row (a transposed or column-major operand read
@@ -475,13 +474,8 @@ impl Compiler<'_> {
         let [reduced] = *dimensions else { return None };
         let [operand, init] = *instruction.operands.as_slice() else { return None };
         let operand_shape = &self.computation.instructions[operand].shape;
-        let minor = operand_shape
-            .layout()
-            .minor_to_major()
-            .iter()
-            .find(|&&d| operand_shape.dimensions()[d as usize] != 1);
         let fits = instruction.folds_in_loop()
-            && minor == Some(&reduced)
+            && fastest_dimension(operand_shape) == Some(reduced as usize)
             && operand_shape.dimensions()[reduced as usize] == row_size
             && ROW_REDUCTION_LENGTHS.contains(&row_size)
             && map.matrix.iter().all(|m| m[row] == 0);
