@@ -48,9 +48,9 @@ pub(crate) trait Pass {
 const MAX_ROUNDS: usize = 8;
 
 /// The optimized form of `computation`: simplification (folding constants with the backend's
-/// `evaluate`), CSE and DCE to a fixed point, then (if `fusion`) loop fusion. With `verify`, the input and
-/// the result of every pass that changed something are verified, and the result's shape must
-/// stay the input's (layout included).
+/// `evaluate`), CSE and DCE to a fixed point, then (if `fusion`) loop fusion. With `verify`,
+/// the input and the result of every pass that changed something are verified, and the
+/// result's shape must stay the input's (layout included).
 pub(crate) fn optimize(
     computation: &HloComputation,
     fusion: bool,

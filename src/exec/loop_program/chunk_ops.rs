@@ -14,8 +14,9 @@ pub(super) enum Operand<'a, T> {
 }
 
 impl<T: Copy> Operand<'_, T> {
+    /// Element `i` of the chunk.
     #[inline(always)]
-    fn get(&self, i: usize) -> T {
+    pub(super) fn get(&self, i: usize) -> T {
         match self {
             Operand::Splat(v) => *v,
             Operand::Values(values) => values[i],

@@ -153,19 +153,9 @@ impl<T: Element> OutTarget<T> {
             return;
         }
         if stride == 0 {
-            // One value for the chunk is folded as the same values in a buffer are (as an
-            // unfused reduce reads a materialized broadcast): the sum's rounding is the same.
-            let splat_buffer;
-            let values = match values {
-                Operand::Values(values) => &values[..len],
-                Operand::Splat(value) => {
-                    splat_buffer = vec![value; len];
-                    &splat_buffer[..]
-                }
-            };
             // SAFETY: `offset` lies in the buffer (checked above), live for the run, and given
             // to this thread alone by the run's partition.
-            chunk_ops::fold(op, unsafe { &mut *self.ptr.add(offset as usize) }, values);
+            fold_in_chunks(op, unsafe { &mut *self.ptr.add(offset as usize) }, values, len);
             return;
         }
         with_binary_fn!(T, op, f => {
@@ -602,27 +592,9 @@ fn evaluate(
             chunk_ops::clamp(lo?, x?, hi?, out.slice::<T>(len)?)
         }),
         NodeKind::Reduce(op) => with_native_type!(node.element_type, T => {
-            let mut acc = match reads.operand::<T>(operand(1), len)? {
-                Operand::Splat(init) => init,
-                Operand::Values(init) => init[0],
-            };
-            let out = out.slice::<T>(len)?;
-            // A CHUNK at a time, in order: as a reduce of its own folds each row.
-            let fold_row = |acc: &mut T, values: &[T]| {
-                values.chunks(CHUNK).for_each(|piece| {
-                    chunk_ops::fold(*op, acc, piece);
-                })
-            };
-            match reads.operand::<T>(operand(0), len)? {
-                Operand::Values(values) => fold_row(&mut acc, values),
-                Operand::Splat(value) => {
-                    // Folded as the same value in a buffer would be (a reduce of its own
-                    // reads a materialized broadcast).
-                    out.fill(value);
-                    fold_row(&mut acc, out);
-                }
-            }
-            out[0] = acc;
+            let mut acc = reads.operand::<T>(operand(1), len)?.get(0);
+            fold_in_chunks(*op, &mut acc, reads.operand::<T>(operand(0), len)?, len);
+            out.slice::<T>(len)?[0] = acc;
             true
         }),
         NodeKind::Convert => with_native_type!(reads.element_type(operand(0)), S => {
@@ -631,6 +603,23 @@ fn evaluate(
         }),
     };
     Some(if splat { State::Splat } else { State::Values })
+}
+
+/// `len` values folded into `acc` with `op` a CHUNK at a time, in order: as a reduce's own loop
+/// folds a row, so a row reduction inside a wider loop rounds as that loop does. One value for
+/// all is folded as a buffer of it would be (an unfused reduce reads a materialized broadcast).
+fn fold_in_chunks<T: Element>(op: BinaryOp, acc: &mut T, values: Operand<'_, T>, len: usize) {
+    let splat_buffer;
+    let values = match values {
+        Operand::Values(values) => &values[..len],
+        Operand::Splat(value) => {
+            splat_buffer = vec![value; len];
+            &splat_buffer[..]
+        }
+    };
+    for piece in values.chunks(CHUNK) {
+        chunk_ops::fold(op, acc, piece);
+    }
 }
 
 /// Reads a chunk of `source`: element (r, i) from `start + r·tile_step + i·step`. A splat
