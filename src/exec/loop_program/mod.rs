@@ -46,6 +46,8 @@ pub(crate) struct LoopProgram {
     slots: slots::Slots,
     /// Whether a node is a row reduction: each chunk is then one whole row.
     row_reductions: bool,
+    /// Whether the nodes passed [`nodes_agree`], which running them relies on.
+    nodes_agree: bool,
     /// Register files kept between runs (see `run.rs`).
     registers: std::sync::Mutex<Vec<run::RegisterFile>>,
 }
@@ -216,6 +218,7 @@ impl LoopProgram {
             sink,
             slots,
             row_reductions: false,
+            nodes_agree: true,
             registers: Default::default(),
         }
     }
@@ -286,6 +289,7 @@ impl LoopProgram {
             }
         }
         let slots = slots::assign(&nodes);
+        let nodes_agree = nodes_agree(&nodes, out_shape.element_type());
         LoopProgram {
             out_shape,
             sizes,
@@ -294,6 +298,7 @@ impl LoopProgram {
             sink,
             slots,
             row_reductions,
+            nodes_agree,
             registers: Default::default(),
         }
     }
@@ -303,6 +308,33 @@ impl LoopProgram {
 /// longer than 1 (the row of a loop over it; `None` if there is none).
 fn fastest_dimension(shape: &Shape) -> Option<usize> {
     shape.layout().minor_to_major().iter().map(|&d| d as usize).find(|&d| shape.dimensions()[d] != 1)
+}
+
+/// Whether `nodes` is an expression the runner may evaluate without checking each read (its
+/// `unsafe` blocks rely on this): each node's operands come before it, with the element types
+/// it reads, and the last node, the result, is of `result_type`. Loads and constants are
+/// checked against their literals as they are read.
+fn nodes_agree(nodes: &[Node], result_type: ElementType) -> bool {
+    let agrees = |(k, node): (usize, &Node)| {
+        if node.operands.iter().any(|&o| o >= k) {
+            return false;
+        }
+        let types: Vec<ElementType> = node.operands.iter().map(|&o| nodes[o].element_type).collect();
+        let own = node.element_type;
+        match (&node.kind, types.as_slice()) {
+            (NodeKind::Load { .. } | NodeKind::Index { .. } | NodeKind::Constant(_), []) => true,
+            (NodeKind::Unary(UnaryOp::IsFinite), [_]) | (NodeKind::Compare(_), [_, _]) => {
+                own == ElementType::Pred && types.iter().all(|&t| t == types[0])
+            }
+            (NodeKind::Convert, [_]) => true,
+            (NodeKind::Select, [ElementType::Pred, t, f]) => *t == own && *f == own,
+            (NodeKind::Unary(_), [_])
+            | (NodeKind::Binary(_) | NodeKind::Reduce(_), [_, _])
+            | (NodeKind::Clamp, [_, _, _]) => types.iter().all(|&t| t == own),
+            _ => false,
+        }
+    };
+    nodes.iter().enumerate().all(agrees) && nodes.last().is_none_or(|n| n.element_type == result_type)
 }
 
 /// When an input is gathered along the row (a transposed or column-major operand read
@@ -528,5 +560,39 @@ impl Compiler<'_> {
         };
         self.nodes.push(Node { kind, element_type: shape.element_type(), operands });
         Some(self.nodes.len() - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(kind: NodeKind, element_type: ElementType, operands: &[usize]) -> Node {
+        Node { kind, element_type, operands: operands.to_vec() }
+    }
+
+    fn load(element_type: ElementType) -> Node {
+        node(NodeKind::Load { input: 0, offset: 0, strides: vec![1] }, element_type, &[])
+    }
+
+    #[test]
+    fn nodes_agree_only_when_every_read_has_its_type_and_comes_first() {
+        use ElementType::{Pred, F32, S32};
+        let add = |t, operands: &[usize]| node(NodeKind::Binary(BinaryOp::Add), t, operands);
+        let less = node(NodeKind::Compare(ComparisonDirection::Lt), Pred, &[0, 1]);
+        let select = |operands: &[usize]| node(NodeKind::Select, F32, operands);
+        assert!(nodes_agree(&[load(F32), load(F32), add(F32, &[0, 1])], F32));
+        assert!(nodes_agree(&[load(F32), load(F32), less.clone(), select(&[2, 0, 1])], F32));
+        assert!(nodes_agree(&[load(S32), node(NodeKind::Convert, F32, &[0])], F32));
+        // An operand of another type, a compare into a non-pred, a select on a non-pred.
+        assert!(!nodes_agree(&[load(F32), load(S32), add(F32, &[0, 1])], F32));
+        assert!(!nodes_agree(&[load(F32), load(F32), node(less.kind.clone(), F32, &[0, 1])], F32));
+        assert!(!nodes_agree(&[load(F32), load(F32), select(&[0, 0, 1])], F32));
+        // An operand that is not computed yet (or the node itself), a wrong arity.
+        assert!(!nodes_agree(&[load(F32), add(F32, &[0, 2]), load(F32)], F32));
+        assert!(!nodes_agree(&[load(F32), add(F32, &[1, 0])], F32));
+        assert!(!nodes_agree(&[load(F32), add(F32, &[0])], F32));
+        // A result of another type than the output's.
+        assert!(!nodes_agree(&[load(F32), load(F32), less], F32));
     }
 }

@@ -41,81 +41,73 @@ enum Partition {
     Partials,
 }
 
-/// A thread's chunk buffers: the program's slots (see `slots.rs`), and where each node's
-/// values for the current chunk are.
+/// A thread's chunk buffers: the program's slots (see `slots.rs`), kept between runs.
 #[derive(Debug)]
 pub(super) struct RegisterFile {
     slots: Vec<Storage>,
-    states: Vec<State>,
 }
 
-/// Where a node's values for the current chunk are.
-#[derive(Clone, Copy, Debug)]
-enum State {
-    /// In its slot.
-    Values,
-    /// One value, in element 0 of its slot, stands for all.
-    Splat,
-    /// A contiguous run of an input, read in place: `len` elements of input `.0` from `.1`.
-    Borrowed(usize, usize),
-    /// A scalar constant, read from its node: set once when the register file is made, never
-    /// evaluated per chunk.
-    Constant,
+/// Where a node's values for the current chunk are: the chunk's elements of the node's type
+/// from `ptr` (in a slot, an input, a constant or the output), or (`splat`) one element there
+/// standing for all.
+#[derive(Clone, Copy)]
+struct Values {
+    ptr: *const u8,
+    splat: bool,
 }
 
-/// What a node being evaluated reads: the register file (its own slot taken out) and the
-/// inputs.
-struct Reads<'a> {
-    nodes: &'a [Node],
-    file: &'a RegisterFile,
-    slot_of: &'a [usize],
-    inputs: &'a [&'a Literal],
-}
-
-impl<'a> Reads<'a> {
-    /// Node `node`'s values for the current chunk of `len` elements (`None`: not `T`s).
-    fn operand<T: NativeType>(&self, node: usize, len: usize) -> Option<Operand<'a, T>> {
-        let slot = &self.file.slots[self.slot_of[node]];
-        Some(match self.file.states[node] {
-            State::Values => Operand::Values(&T::slice_of(slot)?[..len]),
-            State::Splat => Operand::Splat(T::slice_of(slot)?[0]),
-            State::Borrowed(input, start) => {
-                Operand::Values(&self.inputs[input].slice::<T>()?[start..start + len])
-            }
-            State::Constant => match &self.nodes[node].kind {
-                NodeKind::Constant(literal) => Operand::Splat(literal.slice::<T>()?[0]),
-                _ => return None,
-            },
-        })
-    }
-
-    /// The element type of node `node` (its own, also for a constant, which reads no slot).
-    fn element_type(&self, node: usize) -> ElementType {
-        self.nodes[node].element_type
-    }
-}
-
-/// Where a node's values go: its slot, or (the result of a plain loop whose chunk is one
-/// contiguous run of the output) straight into the output.
-struct Dest<'a> {
-    slot: &'a mut Storage,
-    /// The output's chunk: its first element, element type and length.
-    direct: Option<(*mut u8, ElementType, usize)>,
-}
-
-impl Dest<'_> {
-    /// The first `len` elements written, as `T`s (`None`: the slot holds another type).
-    fn slice<T: NativeType>(&mut self, len: usize) -> Option<&mut [T]> {
-        match self.direct {
-            Some((ptr, element_type, direct_len)) if element_type == T::ELEMENT_TYPE && len <= direct_len => {
-                // SAFETY: `run_item` gives `direct` only for a run of `direct_len` elements of
-                // the output (of element type `T`, checked here) that lies inside it (checked by
-                // `OutTarget::check`) and that this work item alone writes during the run; the
-                // slice lives no longer than this `Dest`, which lives within the run.
-                Some(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<T>(), len) })
-            }
-            _ => Some(&mut T::slice_of_mut(self.slot)?[..len]),
+impl Values {
+    /// The values of a chunk of `count` elements, as `T`s.
+    ///
+    /// # Safety
+    /// `ptr` points to `count` initialized `T`s (one if `splat`) that nothing writes while the
+    /// result lives.
+    #[inline(always)]
+    unsafe fn operand<'a, T: Copy>(self, count: usize) -> Operand<'a, T> {
+        let ptr = self.ptr.cast::<T>();
+        match self.splat {
+            // SAFETY: the caller's guarantee.
+            true => Operand::Splat(unsafe { ptr.read() }),
+            // SAFETY: the caller's guarantee.
+            false => Operand::Values(unsafe { std::slice::from_raw_parts(ptr, count) }),
         }
+    }
+}
+
+/// One thread's working state in a run: where its register file's slots begin (each holds
+/// `capacity` elements of its type), where each node's values for the current chunk are, and
+/// the offset of each load's and index's first element. Made once per run, so evaluating a
+/// node costs a few pointer reads rather than a lookup per operand.
+struct Frame<'a> {
+    slots: Vec<*mut u8>,
+    capacity: usize,
+    values: Vec<Values>,
+    starts: Vec<isize>,
+    /// The slots are borrowed from the register file, constants from the program's nodes.
+    borrows: std::marker::PhantomData<(&'a mut RegisterFile, &'a [Node])>,
+}
+
+impl<'a> Frame<'a> {
+    /// The frame of `file` for `nodes`: constants' values point to their literals, once
+    /// (`None`: a slot or constant of another element type than its node's).
+    fn new(file: &'a mut RegisterFile, nodes: &'a [Node]) -> Option<Frame<'a>> {
+        let capacity = file.slots.iter().map(Storage::len).min().unwrap_or(0);
+        let slots = file
+            .slots
+            .iter_mut()
+            .map(|slot| {
+                with_native_type!(slot.element_type(), T => T::slice_of_mut(slot).map(|s| s.as_mut_ptr().cast::<u8>()))
+            })
+            .collect::<Option<_>>()?;
+        let values = nodes
+            .iter()
+            .map(|node| match &node.kind {
+                NodeKind::Constant(literal) => constant_values(literal, node.element_type),
+                _ => Some(Values { ptr: std::ptr::null(), splat: true }),
+            })
+            .collect::<Option<_>>()?;
+        let starts = vec![0; nodes.len()];
+        Some(Frame { slots, capacity, values, starts, borrows: std::marker::PhantomData })
     }
 }
 
@@ -217,6 +209,9 @@ impl LoopProgram {
         if out.shape() != &self.out_shape {
             invalid_argument!("loop program for {} given an output of shape {}", self.out_shape, out.shape());
         }
+        if !self.nodes_agree {
+            return Err(buffer_type_mismatch());
+        }
         let total: usize = self.sizes.iter().product();
         let large = total >= PARALLEL_THRESHOLD;
         let parallel = parallel && large && rayon::current_num_threads() > 1;
@@ -233,9 +228,9 @@ impl LoopProgram {
             let target = OutTarget { ptr: memory.as_mut_ptr(), len: memory.len() };
             let run_into = |items: &mut dyn Iterator<Item = usize>, target: &OutTarget<T>| -> Result<()> {
                 let mut file = self.take_registers(geometry.tile * geometry.segment_len)?;
-                let mut starts = vec![0isize; self.nodes.len()];
+                let mut frame = Frame::new(&mut file, &self.nodes).ok_or_else(buffer_type_mismatch)?;
                 for item in items {
-                    self.run_item::<T>(item, &geometry, inputs, &mut file, &mut starts, target)?;
+                    self.run_item::<T>(item, &geometry, inputs, &mut frame, target)?;
                 }
                 self.return_registers(file);
                 Ok(())
@@ -335,15 +330,7 @@ impl LoopProgram {
             .iter()
             .map(|&element_type| with_native_type!(element_type, T => Storage::filled(T::ZERO, len.max(1))))
             .collect::<Result<_>>()?;
-        let states = self
-            .nodes
-            .iter()
-            .map(|node| match node.kind {
-                NodeKind::Constant(_) => State::Constant,
-                _ => State::Values,
-            })
-            .collect();
-        Ok(RegisterFile { slots, states })
+        Ok(RegisterFile { slots })
     }
 
     /// Keeps a register file for later runs (one per thread that may run at once).
@@ -361,8 +348,7 @@ impl LoopProgram {
         item: usize,
         geometry: &Geometry,
         inputs: &[&Literal],
-        file: &mut RegisterFile,
-        starts: &mut [isize],
+        frame: &mut Frame<'_>,
         target: &OutTarget<T>,
     ) -> Result<()> {
         let last = self.sizes.len() - 1;
@@ -393,56 +379,61 @@ impl LoopProgram {
             }
             offset
         };
+        if chunk.count() > frame.capacity {
+            return Err(buffer_type_mismatch());
+        }
         let out_offset = place(&self.out_strides, 0, rest);
-        for (start, node) in starts.iter_mut().zip(&self.nodes) {
+        for (start, node) in frame.starts.iter_mut().zip(&self.nodes) {
             if let NodeKind::Load { offset, strides, .. } | NodeKind::Index { offset, strides } = &node.kind {
                 *start = place(strides, *offset, rest);
             }
         }
         let out_tile_step = if geometry.tile_dim.is_some() { self.out_strides[tile_stride_of] } else { 0 };
         // The result of a plain loop whose chunk is one run of the output is computed in place.
-        let direct = (self.sink == Sink::Store
+        let direct = self.sink == Sink::Store
             && self.out_strides[last] == 1
-            && (rows == 1 || out_tile_step == len as isize))
-            .then(|| {
-                target.check(out_offset, 1, chunk.count());
-                (target.ptr.wrapping_offset(out_offset).cast::<u8>(), T::ELEMENT_TYPE, chunk.count())
-            });
+            && (rows == 1 || out_tile_step == len as isize);
+        if direct {
+            target.check(out_offset, 1, chunk.count());
+        }
         let result = self.nodes.len() - 1;
-        for (k, (node, &start)) in self.nodes.iter().zip(starts.iter()).enumerate() {
-            if let NodeKind::Constant(_) = node.kind {
-                continue; // read from the node itself (`State::Constant`)
-            }
-            let steps = match &node.kind {
+        for (k, node) in self.nodes.iter().enumerate() {
+            let (place, into_output) = match &node.kind {
+                // Read from the node itself (`Frame::new`).
+                NodeKind::Constant(_) => continue,
                 NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => {
                     let tile_step = if geometry.tile_dim.is_some() { strides[tile_stride_of] } else { 0 };
-                    [tile_step, strides[last]]
+                    ((frame.starts[k], [tile_step, strides[last]]), false)
                 }
-                _ => [0, 0],
+                _ => ((0, [0, 0]), direct && k == result),
             };
-            let computed = !matches!(node.kind, NodeKind::Load { .. } | NodeKind::Index { .. });
-            let slot = self.slots.of_node[k];
-            let mut values = std::mem::replace(&mut file.slots[slot], Storage::Pred(Vec::new()));
-            let mut dest = Dest { slot: &mut values, direct: direct.filter(|_| k == result && computed) };
-            let reads = Reads { nodes: &self.nodes, file, slot_of: &self.slots.of_node, inputs };
-            let state = evaluate(node, &reads, &mut dest, (start, steps), chunk);
-            let wrote_direct = dest.direct.is_some();
-            file.slots[slot] = values;
-            file.states[k] = state.ok_or_else(buffer_type_mismatch)?;
-            if wrote_direct {
-                if let State::Splat = file.states[k] {
-                    // SAFETY: as in `Dest::slice`: `direct` is this item's run of the output.
-                    let out = unsafe {
-                        std::slice::from_raw_parts_mut(target.ptr.offset(out_offset), chunk.count())
-                    };
+            let out = match into_output {
+                true => target.ptr.wrapping_offset(out_offset).cast::<u8>(),
+                false => frame.slots[self.slots.of_node[k]],
+            };
+            // SAFETY: the program's nodes passed `nodes_agree` when it was compiled: each
+            // node's operands come before it (so this item has already set their `values`:
+            // `chunk.count()` elements of their own type, or one for a splat, in a slot, an
+            // input or a constant, none of which this node writes), and have the types the
+            // node reads. `out` is the node's slot (`capacity` ≥ `chunk.count()` elements of
+            // the node's type, never an operand's slot: `slots::assign`), or for the result
+            // of a direct store this item's own run of `chunk.count()` output elements (of
+            // type `T`, the result's), checked to lie in the output above.
+            let values = unsafe { evaluate(node, &self.nodes, &frame.values, inputs, out, place, chunk) };
+            let values = values.ok_or_else(buffer_type_mismatch)?;
+            frame.values[k] = values;
+            if into_output {
+                if values.splat {
+                    // SAFETY: `out` is this item's own run of the output, as said above.
+                    let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<T>(), chunk.count()) };
                     let value = out[0];
                     out.fill(value);
                 }
                 return Ok(());
             }
         }
-        let reads = Reads { nodes: &self.nodes, file, slot_of: &self.slots.of_node, inputs };
-        let result = reads.operand::<T>(result, rows * len).ok_or_else(buffer_type_mismatch)?;
+        // SAFETY: the result's values were set by this item (as above), of type `T`.
+        let result = unsafe { frame.values[result].operand::<T>(chunk.count()) };
         for r in 0..rows {
             let row = match result {
                 Operand::Splat(v) => Operand::Splat(v),
@@ -526,33 +517,58 @@ fn buffer_type_mismatch() -> Error {
     Error::invalid("a loop program read or wrote a buffer of another element type than its node's")
 }
 
-/// Evaluates one node over a chunk into `out` and says where its values are (`None`: a buffer
+/// Evaluates one node over a chunk into `out` and says where its values are (`None`: an input
 /// of another element type than the node's). For a `Load` or `Index` node, `place` is the
 /// chunk's first offset and its steps from row to row and along a row.
-fn evaluate(
+///
+/// # Safety
+/// For each operand `o` of `node`, `values[o]` holds `chunk.count()` elements of `o`'s element
+/// type (one for a splat), the type `node` reads there, which nothing writes while this runs.
+/// `out` points to `chunk.count()` elements of `node`'s element type, which nothing else
+/// reads or writes while this runs.
+unsafe fn evaluate(
     node: &Node,
-    reads: &Reads<'_>,
-    out: &mut Dest<'_>,
+    nodes: &[Node],
+    values: &[Values],
+    inputs: &[&Literal],
+    out: *mut u8,
     (start, [tile_step, step]): (isize, [isize; 2]),
     chunk: Chunk,
-) -> Option<State> {
+) -> Option<Values> {
     let len = chunk.count();
+    /// Operand `k`'s values, as `T`s.
+    macro_rules! operand {
+        ($k:expr, $t:ty) => {
+            // SAFETY: the caller's guarantee: `values` of the operand hold `len` `$t`s (or one).
+            unsafe { values[node.operands[$k]].operand::<$t>(len) }
+        };
+    }
+    /// `out` as `len` elements of `$t`.
+    macro_rules! out {
+        ($t:ty) => {
+            // SAFETY: the caller's guarantee: `out` points to `len` `$t`s only this node uses.
+            unsafe { std::slice::from_raw_parts_mut(out.cast::<$t>(), len) }
+        };
+    }
     if let NodeKind::Load { input, .. } = &node.kind {
         // A chunk that is one contiguous run of its input is read where it lies.
         if step == 1 && (chunk.rows == 1 || tile_step == chunk.len as isize) {
-            return Some(State::Borrowed(*input, start as usize));
+            return with_native_type!(node.element_type, T => {
+                let run = inputs[*input].slice::<T>()?.get(start as usize..start as usize + len)?;
+                Some(Values { ptr: run.as_ptr().cast(), splat: false })
+            });
         }
     }
     // One value for the whole chunk: along the row and (if there are several) across rows.
     let uniform = step == 0 && (tile_step == 0 || chunk.rows == 1);
-    let operand = |k: usize| node.operands[k];
+    let element_type = |k: usize| nodes[node.operands[k]].element_type;
     let splat = match &node.kind {
         NodeKind::Load { input, .. } => with_native_type!(node.element_type, T => {
-            let source = reads.inputs[*input].slice::<T>()?;
-            load::<T>(source, start, [tile_step, step], chunk, out.slice::<T>(len)?)
+            let source = inputs[*input].slice::<T>()?;
+            load::<T>(source, start, [tile_step, step], chunk, out!(T))
         }),
         NodeKind::Index { .. } => with_native_type!(node.element_type, T => {
-            let out = out.slice::<T>(len)?;
+            let out = out!(T);
             let value = |r: usize, i: usize| {
                 T::narrow(Wide::Int((start + r as isize * tile_step + i as isize * step) as i128))
             };
@@ -566,43 +582,45 @@ fn evaluate(
                 false
             }
         }),
-        // `run_item` skips constants; their one value is read from the node.
-        NodeKind::Constant(_) => return Some(State::Constant),
-        NodeKind::Unary(UnaryOp::IsFinite) => with_native_type!(reads.element_type(operand(0)), T => {
-            chunk_ops::is_finite(reads.operand::<T>(operand(0), len)?, out.slice::<bool>(len)?)
+        // `run_item` skips constants: `Frame::new` has set their values once.
+        NodeKind::Constant(literal) => return constant_values(literal, node.element_type),
+        NodeKind::Unary(UnaryOp::IsFinite) => with_native_type!(element_type(0), T => {
+            chunk_ops::is_finite(operand!(0, T), out!(bool))
         }),
         NodeKind::Unary(op) => with_native_type!(node.element_type, T => {
-            chunk_ops::unary(*op, reads.operand::<T>(operand(0), len)?, out.slice::<T>(len)?)
+            chunk_ops::unary(*op, operand!(0, T), out!(T))
         }),
         NodeKind::Binary(op) => with_native_type!(node.element_type, T => {
-            let (a, b) = (reads.operand::<T>(operand(0), len)?, reads.operand::<T>(operand(1), len)?);
-            chunk_ops::binary(*op, a, b, out.slice::<T>(len)?)
+            chunk_ops::binary(*op, operand!(0, T), operand!(1, T), out!(T))
         }),
-        NodeKind::Compare(direction) => with_native_type!(reads.element_type(operand(0)), T => {
-            let (a, b) = (reads.operand::<T>(operand(0), len)?, reads.operand::<T>(operand(1), len)?);
-            chunk_ops::compare(*direction, a, b, out.slice::<bool>(len)?)
+        NodeKind::Compare(direction) => with_native_type!(element_type(0), T => {
+            chunk_ops::compare(*direction, operand!(0, T), operand!(1, T), out!(bool))
         }),
         NodeKind::Select => with_native_type!(node.element_type, T => {
-            let pred = reads.operand::<bool>(operand(0), len)?;
-            let (t, f) = (reads.operand::<T>(operand(1), len)?, reads.operand::<T>(operand(2), len)?);
-            chunk_ops::select(pred, t, f, out.slice::<T>(len)?)
+            chunk_ops::select(operand!(0, bool), operand!(1, T), operand!(2, T), out!(T))
         }),
         NodeKind::Clamp => with_native_type!(node.element_type, T => {
-            let [lo, x, hi] = [0, 1, 2].map(|k| reads.operand::<T>(operand(k), len));
-            chunk_ops::clamp(lo?, x?, hi?, out.slice::<T>(len)?)
+            chunk_ops::clamp(operand!(0, T), operand!(1, T), operand!(2, T), out!(T))
         }),
         NodeKind::Reduce(op) => with_native_type!(node.element_type, T => {
-            let mut acc = reads.operand::<T>(operand(1), len)?.get(0);
-            fold_in_chunks(*op, &mut acc, reads.operand::<T>(operand(0), len)?, len);
-            out.slice::<T>(len)?[0] = acc;
+            let mut acc = operand!(1, T).get(0);
+            fold_in_chunks(*op, &mut acc, operand!(0, T), len);
+            out!(T)[0] = acc;
             true
         }),
-        NodeKind::Convert => with_native_type!(reads.element_type(operand(0)), S => {
-            let x = reads.operand::<S>(operand(0), len)?;
-            with_native_type!(node.element_type, D => chunk_ops::convert::<S, D>(x, out.slice::<D>(len)?))
+        NodeKind::Convert => with_native_type!(element_type(0), S => {
+            let x = operand!(0, S);
+            with_native_type!(node.element_type, D => chunk_ops::convert::<S, D>(x, out!(D)))
         }),
     };
-    Some(if splat { State::Splat } else { State::Values })
+    Some(Values { ptr: out.cast_const(), splat })
+}
+
+/// A constant's one value, read where its literal holds it (`None`: not of `element_type`).
+fn constant_values(literal: &Literal, element_type: ElementType) -> Option<Values> {
+    with_native_type!(element_type, T => {
+        Some(Values { ptr: (literal.slice::<T>()?.first()? as *const T).cast(), splat: true })
+    })
 }
 
 /// `len` values folded into `acc` with `op` a CHUNK at a time, in order: as a reduce's own loop
