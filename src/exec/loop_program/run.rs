@@ -41,16 +41,18 @@ enum Partition {
     Partials,
 }
 
-/// A thread's chunk buffers: the program's slots (see `slots.rs`), kept between runs.
+/// A thread's chunk buffers: the program's slots (see `slots.rs`), and the frame that points
+/// into them during a run; both kept between runs, so a run allocates nothing.
 #[derive(Debug)]
 pub(super) struct RegisterFile {
     slots: Vec<Storage>,
+    frame: Frame,
 }
 
 /// Where a node's values for the current chunk are: the chunk's elements of the node's type
 /// from `ptr` (in a slot, an input, a constant or the output), or (`splat`) one element there
 /// standing for all.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Values {
     ptr: *const u8,
     splat: bool,
@@ -76,38 +78,42 @@ impl Values {
 
 /// One thread's working state in a run: where its register file's slots begin (each holds
 /// `capacity` elements of its type), where each node's values for the current chunk are, and
-/// the offset of each load's and index's first element. Made once per run, so evaluating a
-/// node costs a few pointer reads rather than a lookup per operand.
-struct Frame<'a> {
+/// the offset of each load's and index's first element. Evaluating a node then costs a few
+/// pointer reads rather than a lookup per operand. Its pointers are set at the start of each
+/// run ([`RegisterFile::frame`]) and by the run's items, and read only within that run.
+#[derive(Debug, Default)]
+struct Frame {
     slots: Vec<*mut u8>,
     capacity: usize,
     values: Vec<Values>,
     starts: Vec<isize>,
-    /// The slots are borrowed from the register file, constants from the program's nodes.
-    borrows: std::marker::PhantomData<(&'a mut RegisterFile, &'a [Node])>,
 }
 
-impl<'a> Frame<'a> {
-    /// The frame of `file` for `nodes`: constants' values point to their literals, once
-    /// (`None`: a slot or constant of another element type than its node's).
-    fn new(file: &'a mut RegisterFile, nodes: &'a [Node]) -> Option<Frame<'a>> {
-        let capacity = file.slots.iter().map(Storage::len).min().unwrap_or(0);
-        let slots = file
-            .slots
-            .iter_mut()
-            .map(|slot| {
-                with_native_type!(slot.element_type(), T => T::slice_of_mut(slot).map(|s| s.as_mut_ptr().cast::<u8>()))
-            })
-            .collect::<Option<_>>()?;
-        let values = nodes
-            .iter()
-            .map(|node| match &node.kind {
-                NodeKind::Constant(literal) => constant_values(literal, node.element_type),
-                _ => Some(Values { ptr: std::ptr::null(), splat: true }),
-            })
-            .collect::<Option<_>>()?;
-        let starts = vec![0; nodes.len()];
-        Some(Frame { slots, capacity, values, starts, borrows: std::marker::PhantomData })
+// SAFETY: a frame's pointers are dereferenced only during the run that set them, on the
+// thread that runs it (`RegisterFile::frame` sets the slots' and constants' at its start,
+// `run_item` every other node's before its readers); kept between runs, they are never read.
+unsafe impl Send for Frame {}
+
+impl RegisterFile {
+    /// The frame for a run of `nodes`: the slots' and constants' pointers set (`None`: a slot
+    /// or constant of another element type than its node's).
+    fn frame(&mut self, nodes: &[Node]) -> Option<&mut Frame> {
+        let frame = &mut self.frame;
+        frame.capacity = self.slots.iter().map(Storage::len).min().unwrap_or(0);
+        frame.slots.clear();
+        for slot in &mut self.slots {
+            let start = with_native_type!(slot.element_type(), T => T::slice_of_mut(slot)?.as_mut_ptr().cast::<u8>());
+            frame.slots.push(start);
+        }
+        frame.values.clear();
+        for node in nodes {
+            frame.values.push(match &node.kind {
+                NodeKind::Constant(literal) => constant_values(literal, node.element_type)?,
+                _ => Values { ptr: std::ptr::null(), splat: true },
+            });
+        }
+        frame.starts.resize(nodes.len(), 0);
+        Some(frame)
     }
 }
 
@@ -228,9 +234,9 @@ impl LoopProgram {
             let target = OutTarget { ptr: memory.as_mut_ptr(), len: memory.len() };
             let run_into = |items: &mut dyn Iterator<Item = usize>, target: &OutTarget<T>| -> Result<()> {
                 let mut file = self.take_registers(geometry.tile * geometry.segment_len)?;
-                let mut frame = Frame::new(&mut file, &self.nodes).ok_or_else(buffer_type_mismatch)?;
+                let frame = file.frame(&self.nodes).ok_or_else(buffer_type_mismatch)?;
                 for item in items {
-                    self.run_item::<T>(item, &geometry, inputs, &mut frame, target)?;
+                    self.run_item::<T>(item, &geometry, inputs, frame, target)?;
                 }
                 self.return_registers(file);
                 Ok(())
@@ -330,7 +336,7 @@ impl LoopProgram {
             .iter()
             .map(|&element_type| with_native_type!(element_type, T => Storage::filled(T::ZERO, len.max(1))))
             .collect::<Result<_>>()?;
-        Ok(RegisterFile { slots })
+        Ok(RegisterFile { slots, frame: Frame::default() })
     }
 
     /// Keeps a register file for later runs (one per thread that may run at once).
@@ -348,7 +354,7 @@ impl LoopProgram {
         item: usize,
         geometry: &Geometry,
         inputs: &[&Literal],
-        frame: &mut Frame<'_>,
+        frame: &mut Frame,
         target: &OutTarget<T>,
     ) -> Result<()> {
         let last = self.sizes.len() - 1;
@@ -399,7 +405,7 @@ impl LoopProgram {
         let result = self.nodes.len() - 1;
         for (k, node) in self.nodes.iter().enumerate() {
             let (place, into_output) = match &node.kind {
-                // Read from the node itself (`Frame::new`).
+                // Read from the node itself (`RegisterFile::frame`).
                 NodeKind::Constant(_) => continue,
                 NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => {
                     let tile_step = if geometry.tile_dim.is_some() { strides[tile_stride_of] } else { 0 };
@@ -582,7 +588,7 @@ unsafe fn evaluate(
                 false
             }
         }),
-        // `run_item` skips constants: `Frame::new` has set their values once.
+        // `run_item` skips constants: `RegisterFile::frame` has set their values once.
         NodeKind::Constant(literal) => return constant_values(literal, node.element_type),
         NodeKind::Unary(UnaryOp::IsFinite) => with_native_type!(element_type(0), T => {
             chunk_ops::is_finite(operand!(0, T), out!(bool))
