@@ -102,7 +102,8 @@ impl RegisterFile {
         frame.capacity = self.slots.iter().map(Storage::len).min().unwrap_or(0);
         frame.slots.clear();
         for slot in &mut self.slots {
-            let start = with_native_type!(slot.element_type(), T => T::slice_of_mut(slot)?.as_mut_ptr().cast::<u8>());
+            let start =
+                with_native_type!(slot.element_type(), T => T::slice_of_mut(slot)?.as_mut_ptr().cast::<u8>());
             frame.slots.push(start);
         }
         frame.values.clear();
