@@ -13,9 +13,9 @@
 //! - parameters numbered 0, 1, … without gaps or repeats;
 //! - fusions that hold only what their kind computes: a `kLoop` fusion only
 //!   [`loop_part`](HloComputation::loop_part)s over its parameters and reduces that fold in a
-//!   loop (row reductions, which the loop compiler checks it reads along its row), a `kInput` fusion a reduce
-//!   that [folds in a loop](crate::hlo::ir::Instruction::folds_in_loop) whose init value is a parameter,
-//!   over such an expression;
+//!   loop (row reductions, which the loop compiler checks it reads along its row), a `kInput`
+//!   fusion a reduce that [folds in a loop](crate::hlo::ir::Instruction::folds_in_loop) whose
+//!   init value is a parameter, over such an expression;
 //! - called computations (reducers, fused computations) that pass too.
 //!
 //! Layouts need no check: every [`Shape`](crate::Shape) is valid by construction, and a layout

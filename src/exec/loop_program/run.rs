@@ -632,18 +632,19 @@ fn constant_values(literal: &Literal, element_type: ElementType) -> Option<Value
 
 /// `len` values folded into `acc` with `op` a CHUNK at a time, in order: as a reduce's own loop
 /// folds a row, so a row reduction inside a wider loop rounds as that loop does. One value for
-/// all is folded as a buffer of it would be (an unfused reduce reads a materialized broadcast).
+/// all is folded as a buffer of it would be (an unfused reduce reads a materialized broadcast),
+/// from one CHUNK of it on the stack.
 fn fold_in_chunks<T: Element>(op: BinaryOp, acc: &mut T, values: Operand<'_, T>, len: usize) {
-    let splat_buffer;
-    let values = match values {
-        Operand::Values(values) => &values[..len],
+    match values {
+        Operand::Values(values) => values[..len].chunks(CHUNK).for_each(|piece| {
+            chunk_ops::fold(op, acc, piece);
+        }),
         Operand::Splat(value) => {
-            splat_buffer = vec![value; len];
-            &splat_buffer[..]
+            let piece = [value; CHUNK];
+            (0..len).step_by(CHUNK).for_each(|first| {
+                chunk_ops::fold(op, acc, &piece[..CHUNK.min(len - first)]);
+            });
         }
-    };
-    for piece in values.chunks(CHUNK) {
-        chunk_ops::fold(op, acc, piece);
     }
 }
 
