@@ -16,7 +16,7 @@
 //! and, for all of them, the same operands (after earlier merges) and the same shape.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 use std::mem::discriminant;
 use std::sync::Arc;
 
@@ -36,7 +36,14 @@ impl Pass for CommonSubexpressions {
     }
 
     fn run(&self, computation: &mut HloComputation) -> bool {
-        let mut seen: HashMap<Key, InstructionId> = HashMap::with_capacity(computation.instructions.len());
+        let count = computation.instructions.len();
+        // The kept instructions by their key's hash: the latest one with each hash, and
+        // before each kept instruction the previous one with its hash (`NONE`: no other).
+        // Instructions are compared where they stand, never copied.
+        const NONE: InstructionId = InstructionId::MAX;
+        let mut latest_with_hash: HashMap<u64, InstructionId> = HashMap::with_capacity(count);
+        let mut previous_with_hash = vec![NONE; count];
+        let hasher = RandomState::new();
         // Counted here rather than taken from `rewrite_forward`, which compares instructions
         // with `==`, and a NaN constant is never `==` to itself.
         let mut changed = false;
@@ -44,38 +51,33 @@ impl Pass for CommonSubexpressions {
             if matches!(instruction.opcode, Opcode::Parameter { .. }) {
                 return Rewrite::Keep;
             }
-            let key = Key(Instruction { name: String::new(), ..instruction.clone() });
-            match seen.get(&key) {
-                Some(&earlier) => {
+            let hash = hasher.hash_one(Key(instruction));
+            let mut candidate = latest_with_hash.get(&hash).copied().unwrap_or(NONE);
+            while candidate != NONE {
+                if same_instruction(&before[candidate], instruction) {
                     changed = true;
-                    Rewrite::Forward(earlier)
+                    return Rewrite::Forward(candidate);
                 }
-                None => {
-                    seen.insert(key, before.len());
-                    Rewrite::Keep
-                }
+                candidate = previous_with_hash[candidate];
             }
+            let id = before.len();
+            previous_with_hash[id] = latest_with_hash.insert(hash, id).unwrap_or(NONE);
+            Rewrite::Keep
         });
         changed
     }
 }
 
-/// An instruction without its name, hashed and compared as the table in the module docs says.
-struct Key(Instruction);
+/// An instruction, names aside, hashed as the table in the module docs says (equal
+/// instructions by [`same_instruction`] hash equally).
+struct Key<'a>(&'a Instruction);
 
-impl PartialEq for Key {
-    fn eq(&self, other: &Key) -> bool {
-        same_instruction(&self.0, &other.0)
-    }
-}
-
-impl Eq for Key {}
-
-impl Hash for Key {
+impl Hash for Key<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        let Instruction { opcode, operands, shape, .. } = &self.0;
+        let Instruction { opcode, operands, shape, .. } = self.0;
         operands.hash(state);
-        shape.hash(state);
+        // Equal shapes have equal dimensions; the rest of a shape is compared, not hashed.
+        shape.dimensions().hash(state);
         discriminant(opcode).hash(state);
         match opcode {
             Opcode::Parameter { number } => number.hash(state),
@@ -306,6 +308,24 @@ mod tests {
         let computation = b.build(concat_in_dim(&b, &flat, 0))?;
         let (c, changed) = cse(&computation);
         assert!(!changed, "{}", module_text(&Arc::new(c)));
+        Ok(())
+    }
+
+    #[test]
+    fn a_merge_looks_past_other_instructions_of_the_same_hash() -> Result<()> {
+        // Same opcode, operands and dimensions: the same hash, told apart by the element type.
+        let b = XlaBuilder::new("f");
+        let x = b.parameter(0, &shape!(f32[2, 3]), "x");
+        let first = convert_element_type(x, ElementType::S32);
+        let other = convert_element_type(x, ElementType::U32);
+        let again = convert_element_type(x, ElementType::S32);
+        let computation = b.build(tuple(&b, &[first, other, again]))?;
+        let (c, changed) = cse(&computation);
+        assert!(changed);
+        assert_eq!(count(&c, "convert"), 2);
+        let root = &c.instructions[c.root];
+        assert_eq!(root.operands[0], root.operands[2]);
+        assert_ne!(root.operands[0], root.operands[1]);
         Ok(())
     }
 

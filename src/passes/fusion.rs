@@ -27,12 +27,24 @@ impl Pass for LoopFusion<'_> {
     }
 
     fn run(&self, computation: &mut HloComputation) -> bool {
-        let groups = group(computation, self.loop_compiles);
+        let Groups { groups, exclusive } = group(computation, self.loop_compiles);
         let mut counter = 0;
         let mut changed = false;
         for members in groups.into_iter().filter(|members| members.len() > 1) {
-            let fused = fused_computation(computation, &members, &mut counter);
             let root = *members.last().expect("a group has a root");
+            // A member only its own fusion reads dies with it: it moves into the fusion (what
+            // stays is unread and removed below) instead of being copied.
+            let originals = members
+                .iter()
+                .map(|&member| {
+                    if exclusive[member] && member != root {
+                        std::mem::replace(&mut computation.instructions[member], unread_placeholder())
+                    } else {
+                        computation.instructions[member].clone()
+                    }
+                })
+                .collect();
+            let fused = fused_computation(computation, &members, originals, &mut counter);
             let inputs = fused.1;
             let name = computation.fresh_name("fusion", &mut counter);
             let instruction = &mut computation.instructions[root];
@@ -76,8 +88,22 @@ fn role(computation: &HloComputation, id: InstructionId) -> Role {
     }
 }
 
-/// The fusion groups: each a list of instruction ids in topological order, its root last.
-fn group(computation: &HloComputation, loop_compiles: LoopCompiles<'_>) -> Vec<Vec<InstructionId>> {
+/// An instruction that reads nothing and costs nothing, left where a member moved into its
+/// fusion.
+fn unread_placeholder() -> Instruction {
+    Instruction { opcode: Opcode::Tuple, operands: Vec::new(), shape: Shape::tuple(&[]), name: String::new() }
+}
+
+/// The fusion groups and who reads their members.
+struct Groups {
+    /// Each group's instruction ids in topological order, its root last.
+    groups: Vec<Vec<InstructionId>>,
+    /// Per instruction: whether it is a member of one group that all its users are in.
+    exclusive: Vec<bool>,
+}
+
+/// The fusion groups of `computation`.
+fn group(computation: &HloComputation, loop_compiles: LoopCompiles<'_>) -> Groups {
     let users = computation.users();
     let count = computation.instructions.len();
     // The groups each instruction is computed in, and whether that covers all its users (a
@@ -135,7 +161,8 @@ fn group(computation: &HloComputation, loop_compiles: LoopCompiles<'_>) -> Vec<V
     for members in &mut groups {
         members.sort_unstable();
     }
-    groups
+    let exclusive = (0..count).map(|id| only_fused[id] && member_of[id].len() == 1).collect();
+    Groups { groups, exclusive }
 }
 
 /// Whether reduce `reduce` can join `group` (a fusion under construction, its root first) as a
@@ -158,29 +185,33 @@ fn reduces_along_rows(
     }
     let mut members: Vec<InstructionId> = group.iter().copied().chain([reduce]).collect();
     members.sort_unstable();
-    let (fused, inputs) = fused_computation(computation, &members, names);
+    let originals = members.iter().map(|&member| computation.instructions[member].clone()).collect();
+    let (fused, inputs) = fused_computation(computation, &members, originals, names);
     let input_shapes: Vec<Shape> =
         inputs.iter().map(|&i| computation.instructions[i].shape.clone()).collect();
     loop_compiles(&fused, &input_shapes)
 }
 
-/// The fused computation of `members` (topological, root last) and its inputs: the operands
-/// read from outside, in order of first use. A reduce root's init value is always an input
+/// The fused computation of `members` (topological, root last; `originals` are their
+/// instructions, in the same order) and its inputs: the operands read from outside, in order
+/// of first use. A reduce root's init value is always an input
 /// (the loop starts each output element from it), even when it is also computed inside (a
 /// scalar constant the reduced expression uses too).
 fn fused_computation(
     computation: &HloComputation,
     members: &[InstructionId],
+    originals: Vec<Instruction>,
     counter: &mut usize,
 ) -> (HloComputation, Vec<InstructionId>) {
     let root = *members.last().expect("a group has a root");
-    let init = match computation.instructions[root].opcode {
-        Opcode::Reduce { .. } => Some(computation.instructions[root].operands[1]),
+    let root_instruction = originals.last().expect("a group has a root");
+    let init = match root_instruction.opcode {
+        Opcode::Reduce { .. } => Some(root_instruction.operands[1]),
         _ => None,
     };
     let mut inputs: Vec<InstructionId> = Vec::new();
-    for &member in members {
-        for &operand in &computation.instructions[member].operands {
+    for original in &originals {
+        for &operand in &original.operands {
             let outside = members.binary_search(&operand).is_err() || Some(operand) == init;
             if outside && !inputs.contains(&operand) {
                 inputs.push(operand);
@@ -203,13 +234,12 @@ fn fused_computation(
         Ok(index) => inputs.len() + index,
         Err(_) => input(id),
     };
-    for &member in members {
-        let original = &computation.instructions[member];
+    for (&member, original) in members.iter().zip(originals) {
         let mut operands: Vec<InstructionId> = original.operands.iter().map(|&o| position(o)).collect();
         if let (true, Some(init)) = (member == root, init) {
             operands[1] = input(init);
         }
-        instructions.push(Instruction { operands, ..original.clone() });
+        instructions.push(Instruction { operands, ..original });
     }
     let root = instructions.len() - 1;
     let name = computation.fresh_name("fused_computation", counter);

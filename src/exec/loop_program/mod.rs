@@ -382,8 +382,17 @@ fn expression(
     let result_shape = &computation.instructions[result].shape;
     let rank = result_shape.rank();
     let row = row.map(|d| (d, result_shape.dimensions()[d]));
-    let mut compiler = Compiler { computation, input_shapes, row, nodes: Vec::new(), memo: HashMap::new() };
-    let root = compiler.node(result, IndexMap::identity(rank))?;
+    let mut compiler = Compiler {
+        computation,
+        input_shapes,
+        row,
+        nodes: Vec::new(),
+        maps: Vec::new(),
+        map_ids: HashMap::new(),
+        memo: vec![Vec::new(); computation.instructions.len()],
+    };
+    let identity = compiler.intern(IndexMap::identity(rank));
+    let root = compiler.node(result, identity)?;
     let mut nodes = compiler.nodes;
     // The evaluator reads the result from the last node.
     if root + 1 != nodes.len() {
@@ -400,23 +409,40 @@ struct Compiler<'a> {
     /// The output dimension walked fastest and its size (`None`: no row reductions).
     row: Option<(usize, i64)>,
     nodes: Vec<Node>,
-    memo: HashMap<(InstructionId, IndexMap), usize>,
+    /// Every map an instruction is read through, once each (a [`MapId`] indexes it), so that
+    /// the walk copies and hashes two numbers per read, not a matrix.
+    maps: Vec<IndexMap>,
+    map_ids: HashMap<IndexMap, MapId>,
+    /// The nodes of each instruction, by the map it is read through (mostly one).
+    memo: Vec<Vec<(MapId, usize)>>,
 }
 
+/// An [`IndexMap`] of a [`Compiler`], by its place in `maps`.
+type MapId = usize;
+
 impl Compiler<'_> {
+    /// The id of `map`, added to the maps if it is new.
+    fn intern(&mut self, map: IndexMap) -> MapId {
+        let next = self.maps.len();
+        *self.map_ids.entry(map).or_insert_with_key(|map| {
+            self.maps.push(map.clone());
+            next
+        })
+    }
+
     /// The node computing instruction `id` read through `map`. The walk keeps its own stack
     /// (a graph may be 10,000 ops deep): each request first asks for what it reads, then
     /// builds its node once those are known.
-    fn node(&mut self, id: InstructionId, map: IndexMap) -> Option<usize> {
-        let mut stack = vec![(id, map.clone(), false)];
+    fn node(&mut self, id: InstructionId, map: MapId) -> Option<usize> {
+        let mut stack = vec![(id, map, false)];
         while let Some((id, map, ready)) = stack.pop() {
-            if self.memo.contains_key(&(id, map.clone())) {
+            if self.memoized(id, map).is_some() {
                 continue;
             }
-            let reads = self.reads(id, &map)?;
+            let reads = self.reads(id, map)?;
             if ready {
-                let node = self.build(id, &map, &reads)?;
-                self.memo.insert((id, map), node);
+                let node = self.build(id, map, &reads)?;
+                self.memo[id].push((map, node));
             } else {
                 stack.push((id, map, true));
                 stack.extend(
@@ -424,24 +450,27 @@ impl Compiler<'_> {
                 );
             }
         }
-        self.memo.get(&(id, map)).copied()
+        self.memoized(id, map)
+    }
+
+    /// The node of instruction `id` read through `map`, if it is built.
+    fn memoized(&self, id: InstructionId, map: MapId) -> Option<usize> {
+        self.memo[id].iter().find(|&&(m, _)| m == map).map(|&(_, node)| node)
     }
 
     /// What instruction `id` read through `map` needs first: each operand with the map it is
     /// read through (the same map for element-wise ops; a changed one for movement ops).
     /// `None` if a loop cannot compute the instruction.
-    fn reads(&self, id: InstructionId, map: &IndexMap) -> Option<Vec<(InstructionId, IndexMap)>> {
-        let instruction = &self.computation.instructions[id];
+    fn reads(&mut self, id: InstructionId, map: MapId) -> Option<Vec<(InstructionId, MapId)>> {
+        let computation = self.computation;
+        let instruction = &computation.instructions[id];
         if let Opcode::Reduce { dimensions, .. } = &instruction.opcode {
             return self.row_reduction_reads(id, dimensions, map);
         }
         let is_input = matches!(instruction.opcode, Opcode::Parameter { .. });
-        if !is_input && self.computation.loop_part(id).is_none() {
+        if !is_input && computation.loop_part(id).is_none() {
             return None;
         }
-        let shape = &instruction.shape;
-        let operand = instruction.operands.first().copied();
-        let through = |operand_map: IndexMap| Some(vec![(operand?, operand_map)]);
         match &instruction.opcode {
             Opcode::Parameter { .. } | Opcode::Iota { .. } => Some(vec![]),
             Opcode::Constant(literal) if literal.shape().is_scalar() => Some(vec![]),
@@ -450,18 +479,32 @@ impl Compiler<'_> {
             | Opcode::Compare(_)
             | Opcode::Select
             | Opcode::Clamp
-            | Opcode::Convert => Some(instruction.operands.iter().map(|&o| (o, map.clone())).collect()),
-            // Movement ops are not nodes: they change the map their operand is read through.
+            | Opcode::Convert => Some(instruction.operands.iter().map(|&o| (o, map)).collect()),
+            _ => {
+                let operand = *instruction.operands.first()?;
+                let operand_map = self.movement_map(id, &self.maps[map])?;
+                Some(vec![(operand, self.intern(operand_map))])
+            }
+        }
+    }
+
+    /// The map movement op `id`'s operand is read through when `id` is read through `map`
+    /// (movement ops are not nodes: they change the map their operand is read through);
+    /// `None` for any other op.
+    fn movement_map(&self, id: InstructionId, map: &IndexMap) -> Option<IndexMap> {
+        let instruction = &self.computation.instructions[id];
+        let shape = &instruction.shape;
+        match &instruction.opcode {
             Opcode::Broadcast { dimensions } => {
                 let rows: Vec<Option<usize>> = dimensions.iter().map(|&d| Some(d as usize)).collect();
-                through(map.select_rows(&rows))
+                Some(map.select_rows(&rows))
             }
             Opcode::Transpose { permutation } => {
                 let mut rows = vec![None; permutation.len()];
                 for (i, &p) in permutation.iter().enumerate() {
                     rows[p as usize] = Some(i);
                 }
-                through(map.select_rows(&rows))
+                Some(map.select_rows(&rows))
             }
             Opcode::Reverse { dimensions } => {
                 let mut reversed = map.clone();
@@ -470,7 +513,7 @@ impl Compiler<'_> {
                     reversed.offset[d] = (shape.dimensions()[d] - 1).max(0) - reversed.offset[d];
                     reversed.matrix[d].iter_mut().for_each(|m| *m = -*m);
                 }
-                through(reversed)
+                Some(reversed)
             }
             Opcode::Slice { starts, strides, .. } => {
                 let mut sliced = map.clone();
@@ -478,12 +521,12 @@ impl Compiler<'_> {
                     sliced.offset[d] = start + stride * sliced.offset[d];
                     sliced.matrix[d].iter_mut().for_each(|m| *m *= stride);
                 }
-                through(sliced)
+                Some(sliced)
             }
             Opcode::Reshape => {
-                let from = &self.computation.instructions[operand?].shape;
+                let from = &self.computation.instructions[*instruction.operands.first()?].shape;
                 let rows = unit_dimension_reshape(from, shape)?;
-                through(map.select_rows(&rows))
+                Some(map.select_rows(&rows))
             }
             _ => None,
         }
@@ -496,11 +539,12 @@ impl Compiler<'_> {
     /// dimension minor-most (so the fold visits the values in the order a reduce of its own
     /// would, and fused equals unfused to the bit).
     fn row_reduction_reads(
-        &self,
+        &mut self,
         id: InstructionId,
         dimensions: &[i64],
-        map: &IndexMap,
-    ) -> Option<Vec<(InstructionId, IndexMap)>> {
+        map_id: MapId,
+    ) -> Option<Vec<(InstructionId, MapId)>> {
+        let map = &self.maps[map_id];
         let instruction = &self.computation.instructions[id];
         let (row, row_size) = self.row?;
         let [reduced] = *dimensions else { return None };
@@ -520,21 +564,18 @@ impl Compiler<'_> {
         let mut operand_map = map.clone();
         operand_map.offset.insert(reduced, 0);
         operand_map.matrix.insert(reduced, along_row);
-        Some(vec![(operand, operand_map), (init, map.select_rows(&[]))])
+        let init_map = map.select_rows(&[]);
+        Some(vec![(operand, self.intern(operand_map)), (init, self.intern(init_map))])
     }
 
     /// The node of instruction `id` read through `map`, once what it `reads` has nodes: a new
     /// node, or (for a movement op) its operand's node.
-    fn build(
-        &mut self,
-        id: InstructionId,
-        map: &IndexMap,
-        reads: &[(InstructionId, IndexMap)],
-    ) -> Option<usize> {
+    fn build(&mut self, id: InstructionId, map: MapId, reads: &[(InstructionId, MapId)]) -> Option<usize> {
         let instruction = &self.computation.instructions[id];
         let shape = &instruction.shape;
         let operands: Vec<usize> =
-            reads.iter().map(|(o, m)| self.memo.get(&(*o, m.clone())).copied()).collect::<Option<_>>()?;
+            reads.iter().map(|&(operand, map)| self.memoized(operand, map)).collect::<Option<_>>()?;
+        let map = &self.maps[map];
         let kind = match &instruction.opcode {
             Opcode::Parameter { number } => {
                 let input = *number as usize;
