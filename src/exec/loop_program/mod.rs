@@ -46,9 +46,6 @@ pub(crate) struct LoopProgram {
     slots: slots::Slots,
     /// Whether a node is a row reduction: each chunk is then one whole row.
     row_reductions: bool,
-    /// Whether an input is read down the columns of a tile of rows (a transposed input:
-    /// contiguous across rows, strided along them); tiles then take more rows.
-    reads_down_columns: bool,
     /// Whether the nodes passed [`nodes_agree`], which running them relies on.
     nodes_agree: bool,
     /// Register files kept between runs (see `run.rs`).
@@ -221,7 +218,6 @@ impl LoopProgram {
             sink,
             slots,
             row_reductions: false,
-            reads_down_columns: false,
             nodes_agree: true,
             registers: Default::default(),
         }
@@ -292,14 +288,6 @@ impl LoopProgram {
                 }
             }
         }
-        let reads_down_columns = sizes.len() >= 2
-            && nodes.iter().any(|node| match &node.kind {
-                NodeKind::Load { strides, .. } => {
-                    let [across_rows, along_row] = strides[strides.len() - 2..] else { return false };
-                    across_rows == 1 && along_row.abs() > 1
-                }
-                _ => false,
-            });
         let slots = slots::assign(&nodes);
         let nodes_agree = nodes_agree(&nodes, out_shape.element_type());
         LoopProgram {
@@ -310,7 +298,6 @@ impl LoopProgram {
             sink,
             slots,
             row_reductions,
-            reads_down_columns,
             nodes_agree,
             registers: Default::default(),
         }

@@ -13,16 +13,20 @@ use crate::exec::element::{with_binary_fn, Element, Wide};
 use crate::literal::Literal;
 use crate::storage::{with_native_type, NativeType, Storage};
 
-/// Elements per chunk: small enough that the few slots an expression uses stay in L1 (4 KiB
-/// each in f32), large enough that per-chunk dispatch is noise. Rows of at least this many
-/// elements are one row per chunk, so a value broadcast along the row is one splat.
+/// Elements per chunk of a reduction, and the pieces every fold adds in (so a fused reduce
+/// adds in the order of its own loop): small enough that the few slots an expression uses
+/// stay in L1 (4 KiB each in f32).
 const CHUNK: usize = 1024;
 
-/// Elements per chunk when an input is read down the chunk's columns (a transposed input):
-/// enough rows that each column read is 256 bytes of f32, not one cache line. A column-major
-/// plus a row-major f32[64,64,64,64] measured 26 ms in tiles of 64 rows against 57 ms in
-/// tiles of 16 (one thread; a contiguous add of the same arrays: 12 ms).
-const COLUMN_READ_CHUNK: usize = 4 * CHUNK;
+/// Elements per chunk of a plain loop (one that stores each value; reductions keep `CHUNK`,
+/// which fixes the order they add in). Its slots outgrow L1, but the per-chunk dispatch
+/// (about 1,500 instructions for W1's seven nodes) is paid a quarter as often: W1 on one
+/// thread measured 7–9 ms against 9–11 ms in chunks of `CHUNK`, GELU and exp no slower. A
+/// tile of short rows is then tall enough that a transposed input's columns are read 256
+/// bytes of f32 at a time: a column-major plus a row-major f32[64,64,64,64] measured 26 ms
+/// in tiles of 64 rows against 57 ms in tiles of 16 (one thread; a contiguous add of the
+/// same arrays: 12 ms).
+const PLAIN_CHUNK: usize = 4 * CHUNK;
 
 /// The columns of a transposed input read side by side (see `load`): 8 measured 1.5× faster
 /// than one at a time on a column-major plus row-major f32[64,64,64,64].
@@ -472,7 +476,8 @@ impl LoopProgram {
         let last = self.sizes.len() - 1;
         let row_len = self.sizes[last];
         // A loop with row reductions takes each row whole (the compiler bounds its length).
-        let mut segment_len = if self.row_reductions { row_len.max(1) } else { row_len.clamp(1, CHUNK) };
+        let chunk = if self.sink == Sink::Store { PLAIN_CHUNK } else { CHUNK };
+        let mut segment_len = if self.row_reductions { row_len.max(1) } else { row_len.clamp(1, chunk) };
         // A reduction that keeps the row (a column sum) is shared by column ranges: short rows
         // are cut so that every thread has some (in whole cache lines).
         let by_columns =
@@ -485,7 +490,6 @@ impl LoopProgram {
         // fastest outer dimension), so per-item work is amortized and a gathered input is
         // read along its contiguous dimension. Reductions keep one row per item.
         let tile_dim = (last >= 1 && self.sink == Sink::Store && !self.row_reductions).then(|| last - 1);
-        let chunk = if self.reads_down_columns { COLUMN_READ_CHUNK } else { CHUNK };
         let tile = tile_dim.map_or(1, |d| self.sizes[d].clamp(1, (chunk / segment_len).max(1)));
         let tile_blocks = tile_dim.map_or(1, |d| self.sizes[d].div_ceil(tile));
         let outer_dims = tile_dim.unwrap_or(last);
@@ -502,8 +506,10 @@ impl LoopProgram {
     }
 }
 
-/// How a run cuts the walk into work items: each item is one segment (up to `CHUNK`
-/// elements) of `tile` consecutive rows.
+/// How a run cuts the walk into work items: each item is one segment (up to `PLAIN_CHUNK`
+/// elements, `CHUNK` for a reduction, a whole row with row reductions) of `tile` consecutive
+/// rows. Rows at least as long as a chunk are one row per chunk, so a value broadcast along
+/// the row is one splat.
 struct Geometry {
     segments: usize,
     segment_len: usize,
