@@ -488,9 +488,12 @@ impl LoopProgram {
         let segments = row_len.div_ceil(segment_len).max(1);
         // Short rows are computed several at a time (a tile of consecutive rows along the
         // fastest outer dimension), so per-item work is amortized and a gathered input is
-        // read along its contiguous dimension. Reductions keep one row per item.
+        // read along its contiguous dimension. Rows of `CHUNK` or more stay one per item: a
+        // tile of them would copy every vector broadcast along the row (one row reads it in
+        // place). Reductions keep one row per item.
         let tile_dim = (last >= 1 && self.sink == Sink::Store && !self.row_reductions).then(|| last - 1);
-        let tile = tile_dim.map_or(1, |d| self.sizes[d].clamp(1, (chunk / segment_len).max(1)));
+        let rows_per_tile = if segment_len < CHUNK { chunk / segment_len } else { 1 };
+        let tile = tile_dim.map_or(1, |d| self.sizes[d].clamp(1, rows_per_tile));
         let tile_blocks = tile_dim.map_or(1, |d| self.sizes[d].div_ceil(tile));
         let outer_dims = tile_dim.unwrap_or(last);
         let outer: usize = self.sizes[..outer_dims].iter().product();
