@@ -194,9 +194,9 @@ fn reduces_along_rows(
 
 /// The fused computation of `members` (topological, root last; `originals` are their
 /// instructions, in the same order) and its inputs: the operands read from outside, in order
-/// of first use. A reduce root's init value is always an input
-/// (the loop starts each output element from it), even when it is also computed inside (a
-/// scalar constant the reduced expression uses too).
+/// of first use. A reduce root's init value is always an input (the loop starts each output
+/// element from it), even when it is also computed inside (a scalar constant the reduced
+/// expression uses too).
 fn fused_computation(
     computation: &HloComputation,
     members: &[InstructionId],

@@ -511,7 +511,7 @@ impl LoopProgram {
 
 /// How a run cuts the walk into work items: each item is one segment (up to `PLAIN_CHUNK`
 /// elements, `CHUNK` for a reduction, a whole row with row reductions) of `tile` consecutive
-/// rows. Rows at least as long as a chunk are one row per chunk, so a value broadcast along
+/// rows. Rows of `CHUNK` elements or more are one row per item, so a value broadcast along
 /// the row is one splat.
 struct Geometry {
     segments: usize,
