@@ -3,7 +3,7 @@
 //! saturate, half-precision types computed in f32 and rounded once. Floats take their
 //! elementary functions (exp, tanh, sin, …) from [`crate::exec::math`], which vectorizes.
 
-use crate::exec::math::{self, MulAdd, Separate};
+use crate::exec::math::{self, FastPath, MulAdd, Separate};
 use crate::storage::NativeType;
 
 /// A value of any element type widened without loss: integers to `i128`, floats to `f64`.
@@ -63,6 +63,11 @@ pub(crate) trait Element: NativeType {
     fn exp<M: MulAdd>(self) -> Self {
         self.via_f64(f64::exp)
     }
+    /// `exp` without branches, valid where [`Element::beyond_fast`] of [`FastPath::Exp`] is
+    /// false, as [`Element::sin_fast`].
+    fn exp_fast<M: MulAdd>(self) -> Self {
+        self.exp::<M>()
+    }
     fn log<M: MulAdd>(self) -> Self {
         self.via_f64(f64::ln)
     }
@@ -102,8 +107,8 @@ pub(crate) trait Element: NativeType {
     fn cos<M: MulAdd>(self) -> Self {
         self.via_f64(f64::cos)
     }
-    /// `sin` without branches, valid where [`Element::trig_beyond_fast`] is false: chunk
-    /// loops run it over every lane, then `sin` over the lanes beyond.
+    /// `sin` without branches, valid where [`Element::beyond_fast`] of [`FastPath::Trig`] is
+    /// false: chunk loops run it over every lane, then `sin` over the lanes beyond.
     fn sin_fast<M: MulAdd>(self) -> Self {
         self.sin::<M>()
     }
@@ -111,8 +116,8 @@ pub(crate) trait Element: NativeType {
     fn cos_fast<M: MulAdd>(self) -> Self {
         self.cos::<M>()
     }
-    /// Whether `sin_fast` and `cos_fast` are not valid for this value (a huge float).
-    fn trig_beyond_fast(self) -> bool {
+    /// Whether `path`'s fast part (`sin_fast`, `exp_fast`, …) is not valid for this value.
+    fn beyond_fast(self, _path: FastPath) -> bool {
         false
     }
     fn atan2<M: MulAdd>(self, rhs: Self) -> Self {
@@ -304,7 +309,7 @@ macro_rules! float {
                 // IEEE 754-2019 maximum/minimum, as XLA: NaN wins, and -0 orders below +0.
                 maximum: math::maximum::<$c>, minimum: math::minimum::<$c>);
             float!(@binary_m $t, $c, $to, $from; pow, atan2);
-            float!(@unary_m $t, $c, $to, $from; exp, log, log1p, expm1, tanh, logistic, sin, cos, sin_fast, cos_fast,
+            float!(@unary_m $t, $c, $to, $from; exp, exp_fast, log, log1p, expm1, tanh, logistic, sin, cos, sin_fast, cos_fast,
                 tan, tan_fast, erf, cbrt);
             /// On the type's own bits, as XLA's CPU backend (denormal results of a narrowed
             /// exponent range are ±0).
@@ -323,9 +328,9 @@ macro_rules! float {
                 sqrt: math::sqrt::<$c>, rsqrt: math::rsqrt::<$c>, floor: <$c>::floor, ceil: <$c>::ceil,
                 round: <$c>::round, round_nearest_even: <$c>::round_ties_even);
             #[inline(always)]
-            fn trig_beyond_fast(self) -> bool {
+            fn beyond_fast(self, path: FastPath) -> bool {
                 let to: fn($t) -> $c = $to;
-                math::trig_beyond_fast(to(self))
+                math::beyond_fast(to(self), path)
             }
             fn is_finite(self) -> bool {
                 let to: fn($t) -> $c = $to;

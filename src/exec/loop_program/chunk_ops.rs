@@ -4,7 +4,7 @@
 
 use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::exec::element::{convert as convert_element, with_binary_fn, Element};
-use crate::exec::math::{Fused, MulAdd, Separate};
+use crate::exec::math::{FastPath, Fused, MulAdd, Separate};
 
 /// An operand of a chunk op: one value for every element, or a slice of the chunk's length.
 #[derive(Clone, Copy)]
@@ -42,23 +42,29 @@ fn map1<T: Copy, U>(x: Operand<'_, T>, out: &mut [U], f: impl Fn(T) -> U) -> boo
 }
 
 /// `out = fast(x)` over the whole chunk (vectorized), then `complete(x)` again for the rare
-/// lanes beyond the fast path ([`Element::trig_beyond_fast`]: huge arguments of sin and cos);
-/// returns whether the result is a splat.
+/// lanes beyond the fast path ([`Element::beyond_fast`]: huge arguments of sin and cos,
+/// results of exp that are not normal); returns whether the result is a splat.
 #[inline(always)]
-fn map1_trig<T: Element>(
+fn map1_fast<T: Element>(
     x: Operand<'_, T>,
     out: &mut [T],
     fast: impl Fn(T) -> T,
+    path: FastPath,
     complete: impl Fn(T) -> T,
 ) -> bool {
     match x {
         Operand::Splat(_) => map1(x, out, complete),
         Operand::Values(xs) => {
-            map1(x, out, fast);
-            // An or-reduction (it vectorizes) finds whether any lane needs the second pass.
-            if xs.iter().fold(false, |any, &a| any | a.trig_beyond_fast()) {
+            // An or-reduction in the same loop (it vectorizes; in 32-bit lanes, as wide as
+            // an f32's, so no packing) finds whether any lane needs the second pass.
+            let mut beyond = 0u32;
+            for (o, &a) in out.iter_mut().zip(xs) {
+                *o = fast(a);
+                beyond |= u32::from(a.beyond_fast(path));
+            }
+            if beyond != 0 {
                 for (o, &a) in out.iter_mut().zip(xs) {
-                    if a.trig_beyond_fast() {
+                    if a.beyond_fast(path) {
                         *o = complete(a);
                     }
                 }
@@ -193,7 +199,7 @@ fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
     match op {
         Neg => map1(x, out, Element::neg),
         Abs => map1(x, out, Element::abs),
-        Exp => map1(x, out, Element::exp::<M>),
+        Exp => map1_fast(x, out, Element::exp_fast::<M>, FastPath::Exp, Element::exp::<M>),
         Log => map1(x, out, Element::log::<M>),
         Log1p => map1(x, out, Element::log1p::<M>),
         Expm1 => map1(x, out, Element::expm1::<M>),
@@ -206,9 +212,9 @@ fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
         Ceil => map1(x, out, Element::ceil),
         Round => map1(x, out, Element::round),
         RoundNearestEven => map1(x, out, Element::round_nearest_even),
-        Sin => map1_trig(x, out, Element::sin_fast::<M>, Element::sin::<M>),
-        Cos => map1_trig(x, out, Element::cos_fast::<M>, Element::cos::<M>),
-        Tan => map1_trig(x, out, Element::tan_fast::<M>, Element::tan::<M>),
+        Sin => map1_fast(x, out, Element::sin_fast::<M>, FastPath::Trig, Element::sin::<M>),
+        Cos => map1_fast(x, out, Element::cos_fast::<M>, FastPath::Trig, Element::cos::<M>),
+        Tan => map1_fast(x, out, Element::tan_fast::<M>, FastPath::Trig, Element::tan::<M>),
         Erf => map1(x, out, Element::erf::<M>),
         Cbrt => map1(x, out, Element::cbrt::<M>),
         Clz => map1(x, out, Element::clz),

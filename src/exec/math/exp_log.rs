@@ -23,6 +23,8 @@ pub(crate) trait ExpLog: Real {
     /// Below this `exp` is 0 (its result would be denormal, or 0); at and above it `n` is
     /// at least the smallest normal exponent, so the scaled result is normal or flushed.
     const EXP_UNDERFLOW: Self;
+    /// From this on (up to `EXP_OVERFLOW`) `exp`'s result is normal: [`exp_fast`] is `exp`.
+    const EXP_FAST_MIN: Self;
     /// `expm1` clamps its argument to `[EXPM1_MIN, EXPM1_MAX]` (beyond: -1 or ∞).
     const EXPM1_MAX: Self;
     /// `expm1` is -1 below this.
@@ -44,6 +46,7 @@ pub(crate) trait ExpLog: Real {
 impl ExpLog for f32 {
     const EXP_OVERFLOW: f32 = 88.722_83; // 0x42b17217
     const EXP_UNDERFLOW: f32 = -87.5;
+    const EXP_FAST_MIN: f32 = -87.3; // ln f32::MIN_POSITIVE = -87.336…
     const EXPM1_MAX: f32 = 89.0;
     const EXPM1_MIN: f32 = -20.0;
     const EXPM1_TINY: f32 = 2.980_232_2e-8; // 2⁻²⁵
@@ -74,6 +77,7 @@ impl ExpLog for f32 {
 impl ExpLog for f64 {
     const EXP_OVERFLOW: f64 = 709.782_712_893_384; // 0x40862e42fefa39ef
     const EXP_UNDERFLOW: f64 = -708.5;
+    const EXP_FAST_MIN: f64 = -708.3; // ln f64::MIN_POSITIVE = -708.396…
     const EXPM1_MAX: f64 = 710.0;
     const EXPM1_MIN: f64 = -40.0;
     const EXPM1_TINY: f64 = 5.551_115_123_125_783e-17; // 2⁻⁵⁴
@@ -128,16 +132,31 @@ impl ExpLog for f64 {
 /// `eˣ`; denormal results are 0 (XLA's runtime flushes them).
 #[inline(always)]
 pub(crate) fn exp<T: ExpLog, M: MulAdd>(x: T) -> T {
-    // n = round(x / ln 2), kept in the low bits of t as well.
-    let t = x * T::c(std::f64::consts::LOG2_E) + T::ROUNDER;
-    let n = t - T::ROUNDER;
-    let r = (x - n * T::LN2_HI) - n * T::LN2_LO;
-    let p = T::ONE + (r + r * r * poly::<M, _>(r, T::EXP_Q));
-    let y = p.scale_by(t);
+    let y = exp_fast::<T, M>(x);
     // Denormal results (an exponent field of 0) and anything below flush to 0; past the
     // overflow threshold ∞, and NaN stays NaN (x + ∞).
     let y = select(x < T::EXP_UNDERFLOW || y < T::MIN_POSITIVE, T::ZERO, y);
     select(x <= T::EXP_OVERFLOW, y, x + T::INFINITY)
+}
+
+/// `eˣ` without [`exp`]'s selects: equal to it where the result is normal, unspecified
+/// where [`exp_beyond_fast`] (chunk loops compute every lane so, then those lanes again).
+#[inline(always)]
+pub(crate) fn exp_fast<T: ExpLog, M: MulAdd>(x: T) -> T {
+    // n = round(x / ln 2), kept in the low bits of t as well. Fusing these steps only
+    // removes roundings: any integer near x / ln 2 serves, and n·LN2_HI is exact.
+    let t = M::mul_add(x, T::c(std::f64::consts::LOG2_E), T::ROUNDER);
+    let n = t - T::ROUNDER;
+    let r = M::mul_add(-n, T::LN2_LO, M::mul_add(-n, T::LN2_HI, x));
+    let p = T::ONE + M::mul_add(r * r, poly::<M, _>(r, T::EXP_Q), r);
+    p.scale_by(t)
+}
+
+/// Whether [`exp_fast`] is not `exp` at `x`: below `EXP_FAST_MIN`, past the overflow
+/// threshold, or NaN.
+#[inline(always)]
+pub(crate) fn exp_beyond_fast<T: ExpLog>(x: T) -> bool {
+    !(x >= T::EXP_FAST_MIN && x <= T::EXP_OVERFLOW)
 }
 
 /// `eˣ - 1`, accurate near 0.

@@ -8,8 +8,8 @@
 //! - **Fused multiply-add where it is an instruction.** Every function takes a [`MulAdd`]
 //!   parameter for the steps of its polynomials: [`Fused`] in chunk loops compiled for AVX2 or
 //!   AVX-512, [`Separate`] (`a * b + c`) in the baseline build, where `mul_add` would be a
-//!   libm call. Range reductions never fuse (their exactness is designed for separate
-//!   roundings). The tests check both variants (`Fused` through libm's exact `fma` there).
+//!   libm call. Range reductions fuse only in `exp` (where fusing just drops roundings); the
+//!   others' exactness is designed for separate roundings. The tests check both variants (`Fused` through libm's exact `fma` there).
 //! - **Integers through the float unit.** Rounding to an integer adds and subtracts
 //!   [`Real::ROUNDER`]; powers of two are built from the bits of that sum ([`Real::pow2i`]).
 //!   No float↔integer conversions, which AVX2 lacks for 64-bit lanes.
@@ -42,13 +42,32 @@ mod trig;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use exp_log::{exp, expm1, log, log1p};
+pub(crate) use exp_log::{exp, exp_fast, expm1, log, log1p};
 pub(crate) use extrema::{maximum, minimum};
 pub(crate) use hyperbolic::{logistic, tanh};
 pub(crate) use pow::pow;
 pub(crate) use roots::{cbrt, rsqrt, sqrt};
 pub(crate) use special::erf;
-pub(crate) use trig::{atan2, cos, cos_fast, sin, sin_fast, tan, tan_fast, trig_beyond_fast};
+pub(crate) use trig::{atan2, cos, cos_fast, sin, sin_fast, tan, tan_fast};
+
+/// The functions whose chunk loops compute every lane by a branch-free fast part (`sin_fast`,
+/// `exp_fast`, …), then the few lanes [`beyond_fast`] again with the complete function.
+#[derive(Clone, Copy)]
+pub(crate) enum FastPath {
+    /// `sin`, `cos` and `tan`: huge arguments need an exact reduction.
+    Trig,
+    /// `exp`: results that overflow, are not normal, or NaN.
+    Exp,
+}
+
+/// Whether `x` lies beyond `path`'s fast part.
+#[inline(always)]
+pub(crate) fn beyond_fast<T: trig::Trig + exp_log::ExpLog>(x: T, path: FastPath) -> bool {
+    match path {
+        FastPath::Trig => trig::trig_beyond_fast(x),
+        FastPath::Exp => exp_log::exp_beyond_fast(x),
+    }
+}
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 

@@ -4,9 +4,12 @@
 //!   libm's `erf`), over a dense sample of all 2³² inputs in the normal run and all of them
 //!   in the ignored `*_full` tests: `cargo test --release --lib math -- --ignored`.
 //!   `f64` functions against the system libm on random samples of every exponent.
+//! - `fast_paths`: the branch-free parts chunk loops run (`exp_fast`, `sin_fast`, …) against
+//!   the complete functions, bit for bit, wherever they stand for them.
 //! - `xla_points`: values `jax.jit` (jaxlib 0.6.0, CPU) returns at zeros, infinities, NaN,
 //!   denormals and the overflow and underflow thresholds, pinned bit for bit.
 
+mod fast_paths;
 mod sweeps;
 mod xla_points;
 mod xla_values;
