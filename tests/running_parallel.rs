@@ -83,7 +83,15 @@ fn large_f32_matmul_on_two_threads_matches_one() -> Result<()> {
 
 #[test]
 fn large_reductions_over_every_dimension_set() -> Result<()> {
-    let (rows, columns) = (600usize, 300usize);
+    // Short rows (tiles of several per work item) and rows longer than a chunk (several
+    // segments per row, in tiles of a few rows).
+    for (rows, columns) in [(600usize, 300usize), (61, 2500)] {
+        reductions_over_every_dimension_set(rows, columns)?;
+    }
+    Ok(())
+}
+
+fn reductions_over_every_dimension_set(rows: usize, columns: usize) -> Result<()> {
     let values: Vec<i64> = (0..rows * columns).map(|i| ((i * 7919) % 1000) as i64 - 500).collect();
     for layout in [[1i64, 0], [0, 1]] {
         let shape = Shape::with_layout(ElementType::S64, &[rows as i64, columns as i64], &layout)?;
@@ -106,7 +114,7 @@ fn large_reductions_over_every_dimension_set() -> Result<()> {
                         .sum::<i64>(),
                 ],
             };
-            assert_eq!(out, expected, "layout {layout:?}, dimensions {dimensions:?}");
+            assert_eq!(out, expected, "{rows}×{columns}, layout {layout:?}, dimensions {dimensions:?}");
         }
     }
     Ok(())

@@ -269,6 +269,16 @@ pub fn zero_of_either_sign(ty: ElementType, values: &[f64]) -> Elem {
     }
 }
 
+/// The smallest normal number of the type XLA's CPU runtime computes `ty` in (f32 for the
+/// half types), below which it reads arguments as ±0.
+fn compute_min_normal(ty: ElementType) -> f64 {
+    if ty == ElementType::F64 {
+        f64::MIN_POSITIVE
+    } else {
+        f64::from(f32::MIN_POSITIVE)
+    }
+}
+
 /// A float result with the bound `err`; unknown if it may overflow.
 fn bounded(ty: ElementType, v: f64, err: f64) -> Elem {
     if err > 0.0 && (!v.is_finite() || v.abs() + err >= max_finite(ty)) {
@@ -337,6 +347,8 @@ fn float_unary(op: UnaryKind, ty: ElementType, x: f64, e: f64) -> Elem {
             }
         }
         Sqrt => {
+            // XLA's CPU runtime reads a denormal argument as ±0 (DAZ): sqrt(-1e-45) = -0.
+            let x = if x.abs() < compute_min_normal(ty) { x * 0.0 } else { x };
             let v = round_float(ty, x.sqrt());
             if e == 0.0 {
                 Elem::float(v)
@@ -350,9 +362,7 @@ fn float_unary(op: UnaryKind, ty: ElementType, x: f64, e: f64) -> Elem {
         _ => {
             // XLA's CPU runtime reads denormal arguments (of the type it computes in: f32 for
             // the half types) of some functions as zero (DAZ): either reading is right.
-            let compute_min_normal =
-                if ty == ElementType::F64 { f64::MIN_POSITIVE } else { f64::from(f32::MIN_POSITIVE) };
-            if x != 0.0 && x.abs() < compute_min_normal {
+            if x != 0.0 && x.abs() < compute_min_normal(ty) {
                 return unknown;
             }
             let (exact, absolute) = match op {
