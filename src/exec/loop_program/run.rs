@@ -1,6 +1,7 @@
-//! Running a loop program: the output is cut into work items (a chunk of one row each), split
-//! across rayon's threads when large; each item computes its start offsets, evaluates the
-//! expression into cache-resident registers, and stores the result row segment.
+//! Running a loop program: the walk is cut into work items (a segment of one row, or of a tile
+//! of consecutive rows), split across rayon's threads when large; each item computes its start
+//! offsets, evaluates the expression into cache-resident registers, and stores (or folds) the
+//! result row by row.
 
 use rayon::prelude::*;
 

@@ -9,7 +9,8 @@
 //!   parameter for the steps of its polynomials: [`Fused`] in chunk loops compiled for AVX2 or
 //!   AVX-512, [`Separate`] (`a * b + c`) in the baseline build, where `mul_add` would be a
 //!   libm call. Range reductions fuse only in `exp` (where fusing just drops roundings); the
-//!   others' exactness is designed for separate roundings. The tests check both variants (`Fused` through libm's exact `fma` there).
+//!   others' exactness is designed for separate roundings. The tests check both variants
+//!   (`Fused` through libm's exact `fma` there).
 //! - **Integers through the float unit.** Rounding to an integer adds and subtracts
 //!   [`Real::ROUNDER`]; powers of two are built from the bits of that sum ([`Real::pow2i`]).
 //!   No float↔integer conversions, which AVX2 lacks for 64-bit lanes.
