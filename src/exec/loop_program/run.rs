@@ -14,19 +14,18 @@ use crate::exec::element::{with_binary_fn, Element, Wide};
 use crate::literal::Literal;
 use crate::storage::{with_native_type, NativeType, Storage};
 
-/// Elements per chunk of a reduction, and the pieces every fold adds in (so a fused reduce
-/// adds in the order of its own loop): small enough that the few slots an expression uses
-/// stay in L1 (4 KiB each in f32).
+/// The longest row segment of a reduction, and the pieces every fold adds in (so a fused
+/// reduce adds in the order of its own loop).
 const CHUNK: usize = 1024;
 
-/// Elements per chunk of a plain loop (one that stores each value; reductions keep `CHUNK`,
-/// which fixes the order they add in). Its slots outgrow L1, but the per-chunk dispatch
-/// (about 1,500 instructions for W1's seven nodes) is paid a quarter as often: W1 on one
-/// thread measured 7–9 ms against 9–11 ms in chunks of `CHUNK`, GELU and exp no slower. A
-/// tile of short rows is then tall enough that a transposed input's columns are read 256
-/// bytes of f32 at a time: a column-major plus a row-major f32[64,64,64,64] measured 26 ms
-/// in tiles of 64 rows against 57 ms in tiles of 16 (one thread; a contiguous add of the
-/// same arrays: 12 ms).
+/// Elements per work item: a plain loop's segment (a reduction's segments stay `CHUNK`, which
+/// fixes the order they add in), and the most a tile of rows holds. Its slots outgrow L1
+/// (16 KiB each in f32), but the per-chunk dispatch (about 1,500 instructions for W1's seven
+/// nodes) is paid a quarter as often: W1 on one thread measured 7–9 ms against 9–11 ms in
+/// chunks of `CHUNK`, GELU and exp no slower. A tile of short rows is then tall enough that
+/// a transposed input's columns are read 256 bytes of f32 at a time: a column-major plus a
+/// row-major f32[64,64,64,64] measured 26 ms in tiles of 64 rows against 57 ms in tiles of 16
+/// (one thread; a contiguous add of the same arrays: 12 ms).
 const PLAIN_CHUNK: usize = 4 * CHUNK;
 
 /// The columns of a transposed input read side by side (see `load`): 8 measured 1.5× faster
