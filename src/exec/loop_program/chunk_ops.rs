@@ -6,6 +6,8 @@ use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::exec::element::{convert as convert_element, with_binary_fn, Element};
 use crate::exec::math::{FastPath, Fused, MulAdd, Separate};
 
+use super::chains::Link;
+
 /// An operand of a chunk op: one value for every element, or a slice of the chunk's length.
 #[derive(Clone, Copy)]
 pub(super) enum Operand<'a, T> {
@@ -121,6 +123,9 @@ fn map3<A: Copy, T: Copy, U>(
     }
     false
 }
+
+#[cfg(target_arch = "x86_64")]
+mod chain_avx2;
 
 /// The instruction sets a chunk op is compiled for; the best one the CPU has is chosen at
 /// run time, so users need no `target-cpu` flags (DESIGN.md: the fused loops are
@@ -337,3 +342,39 @@ fn fold<T: Element>(op: BinaryOp, acc: &mut T, values: &[T]) -> bool {
 /// Lanes of independent accumulators when folding a chunk: they break the dependency chain so
 /// the fold vectorizes (for the associative ops).
 const LANES: usize = 16;
+
+/// The operands a chain's links read besides the running value, by node.
+pub(super) trait ChainOperands<T> {
+    /// The chunk's values of node `node`.
+    fn operand(&self, node: usize) -> Operand<'_, T>;
+}
+
+/// The lanes [`chain`] computes at once; `None` where this CPU computes no chains (without
+/// AVX2: a chain's nodes are then evaluated one by one).
+pub(super) fn chain_lanes() -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx2") {
+        return Some(chain_avx2::LANES);
+    }
+    None
+}
+
+/// A chain's value over the chunk (see `chains.rs`): `start` taken through every link in
+/// order, a block of [`chain_lanes`] lanes at a time, each block kept in vector registers
+/// from the first link to the last. Needs `out.len()` of at least a block unless every
+/// operand is a splat; returns whether the result is a splat, or `None` where this CPU
+/// computes no chains.
+pub(super) fn chain(
+    start: Operand<'_, f32>,
+    links: &[Link],
+    operands: &impl ChainOperands<f32>,
+    out: &mut [f32],
+) -> Option<bool> {
+    #[cfg(target_arch = "x86_64")]
+    if chain_lanes().is_some() {
+        // SAFETY: `chain_lanes` found AVX2.
+        return Some(unsafe { chain_avx2::chain(start, links, operands, out) });
+    }
+    let _ = (start, links, operands, out);
+    None
+}

@@ -6,7 +6,8 @@
 //! output's index space, so each parameter is read through strides and each iota is an affine
 //! function of the index: nothing between the inputs and the output is ever materialized.
 //! What remains is an expression DAG of element-wise ops ([`Node`]s), evaluated a
-//! cache-resident chunk at a time (see `run.rs`).
+//! cache-resident chunk at a time (see `run.rs`), its runs of cheap `f32` ops in vector
+//! registers (see `chains.rs`).
 //!
 //! A plain loop may also hold *row reductions*: a reduce over one dimension whose result the
 //! loop reads broadcast along its row (softmax's max and sum, layer norm's mean). The walk then
@@ -14,6 +15,7 @@
 //! and every element of the row reads the result: the reduced operand is read once and never
 //! materialized.
 
+mod chains;
 mod chunk_ops;
 mod run;
 mod slots;
@@ -44,6 +46,8 @@ pub(crate) struct LoopProgram {
     sink: Sink,
     /// The chunk buffers the nodes share (see `slots.rs`).
     slots: slots::Slots,
+    /// Each node's place in the chains computed in registers (see `chains.rs`).
+    chains: Vec<chains::Role>,
     /// Whether a node is a row reduction: each chunk is then one whole row.
     row_reductions: bool,
     /// Whether the nodes passed [`nodes_agree`], which running them relies on.
@@ -217,6 +221,7 @@ impl LoopProgram {
             nodes: Vec::new(),
             sink,
             slots,
+            chains: Vec::new(),
             row_reductions: false,
             nodes_agree: true,
             registers: Default::default(),
@@ -288,7 +293,8 @@ impl LoopProgram {
                 }
             }
         }
-        let slots = slots::assign(&nodes);
+        let chains = chains::find(&nodes);
+        let slots = slots::assign(&nodes, &chains::read_at(&chains));
         let nodes_agree = nodes_agree(&nodes, out_shape.element_type());
         LoopProgram {
             out_shape,
@@ -297,6 +303,7 @@ impl LoopProgram {
             nodes,
             sink,
             slots,
+            chains,
             row_reductions,
             nodes_agree,
             registers: Default::default(),
@@ -608,11 +615,13 @@ impl Compiler<'_> {
 mod tests {
     use super::*;
 
-    fn node(kind: NodeKind, element_type: ElementType, operands: &[usize]) -> Node {
+    /// A node of `kind` (for the tests here and in `chains.rs`).
+    pub(super) fn node(kind: NodeKind, element_type: ElementType, operands: &[usize]) -> Node {
         Node { kind, element_type, operands: operands.to_vec() }
     }
 
-    fn load(element_type: ElementType) -> Node {
+    /// A load of input 0 along the row.
+    pub(super) fn load(element_type: ElementType) -> Node {
         node(NodeKind::Load { input: 0, offset: 0, strides: vec![1] }, element_type, &[])
     }
 

@@ -5,7 +5,8 @@
 
 use rayon::prelude::*;
 
-use super::chunk_ops::{self, Operand};
+use super::chains::{self, Chain, Role};
+use super::chunk_ops::{self, ChainOperands, Operand};
 use super::{LoopProgram, Node, NodeKind, Sink};
 use crate::attributes::{BinaryOp, UnaryOp};
 use crate::element_type::ElementType;
@@ -424,7 +425,13 @@ impl LoopProgram {
             target.check(out_offset, 1, chunk.count());
         }
         let result = self.nodes.len() - 1;
+        // Chains are computed in registers when the chunk holds a block of their lanes.
+        let chained = |element_type| chains::lanes(element_type).is_some_and(|lanes| chunk.count() >= lanes);
         for (k, node) in self.nodes.iter().enumerate() {
+            if matches!(self.chains[k], Role::Inside(_)) && chained(node.element_type) {
+                // Computed by its chain's last node, never materialized.
+                continue;
+            }
             let (place, into_output) = match &node.kind {
                 // Read from the node itself (`RegisterFile::frame`).
                 NodeKind::Constant(_) => continue,
@@ -445,8 +452,15 @@ impl LoopProgram {
             // node reads. `out` is the node's slot (`capacity` ≥ `chunk.count()` elements of
             // the node's type, never an operand's slot: `slots::assign`), or for the result
             // of a direct store this item's own run of `chunk.count()` output elements (of
-            // type `T`, the result's), checked to lie in the output above.
-            let values = unsafe { evaluate(node, &self.nodes, &frame.values, inputs, out, place, chunk) };
+            // type `T`, the result's), checked to lie in the output above. A chain's start
+            // and other operands are nodes outside it (set by this item, of the chain's
+            // type: every link keeps its type); the nodes inside it are read by nothing else.
+            let values = match &self.chains[k] {
+                Role::End(chain) if chained(node.element_type) => unsafe {
+                    evaluate_chain(chain, node.element_type, &frame.values, out, chunk.count())
+                },
+                _ => unsafe { evaluate(node, &self.nodes, &frame.values, inputs, out, place, chunk) },
+            };
             let values = values.ok_or_else(buffer_type_mismatch)?;
             frame.values[k] = values;
             if into_output {
@@ -653,6 +667,47 @@ unsafe fn evaluate(
         }),
     };
     Some(Values { ptr: out.cast_const(), splat })
+}
+
+/// Evaluates a chain (ending at a node of `element_type`) over a chunk of `count` elements
+/// into `out`, and says where its values are (`None`: a chain this CPU does not compute).
+///
+/// # Safety
+/// `values` of the chain's start and of its links' other operands hold `count` elements of
+/// `element_type` (one for a splat), which nothing writes while this runs; `count` is at least
+/// the type's [`chains::lanes`]. `out` points to `count` elements of `element_type`, which
+/// nothing else reads or writes while this runs.
+unsafe fn evaluate_chain(
+    chain: &Chain,
+    element_type: ElementType,
+    values: &[Values],
+    out: *mut u8,
+    count: usize,
+) -> Option<Values> {
+    if element_type != ElementType::F32 {
+        return None;
+    }
+    let operands = ChunkValues { values, count };
+    // SAFETY: the caller's guarantee: `out` points to `count` `f32`s only this uses.
+    let out_values = unsafe { std::slice::from_raw_parts_mut(out.cast::<f32>(), count) };
+    let splat = chunk_ops::chain(operands.operand(chain.start), &chain.links, &operands, out_values)?;
+    Some(Values { ptr: out.cast_const(), splat })
+}
+
+/// The values of a chunk's nodes, read as a chain's operands: made only by
+/// [`evaluate_chain`], whose caller guarantees that each node the chain reads holds `count`
+/// elements of the chain's type.
+struct ChunkValues<'a> {
+    values: &'a [Values],
+    count: usize,
+}
+
+impl<T: Copy> ChainOperands<T> for ChunkValues<'_> {
+    fn operand(&self, node: usize) -> Operand<'_, T> {
+        // SAFETY: `evaluate_chain`'s caller guarantees that the nodes a chain reads hold
+        // `count` `T`s (or one for a splat), which nothing writes while the chain runs.
+        unsafe { self.values[node].operand::<T>(self.count) }
+    }
 }
 
 /// A constant's one value, read where its literal holds it (`None`: not of `element_type`).

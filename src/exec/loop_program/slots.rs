@@ -12,15 +12,21 @@ pub(super) struct Slots {
     pub(super) types: Vec<ElementType>,
 }
 
-/// Assigns slots to `nodes` (operands before users, the last node the result): a node's slot
-/// is never one of its operands' (a chunk op writes its output while it reads its operands),
-/// and a slot is free again after its node's last reader.
-pub(super) fn assign(nodes: &[Node]) -> Slots {
+/// Assigns slots to `nodes` (operands before users, the last node the result), whose operands
+/// node `k` reads when node `read_at[k]` is evaluated (itself, or for a node inside a chain the
+/// chain's last node: `chains.rs`). A node's slot is never one of the slots it reads (a chunk
+/// op writes its output while it reads its operands), and a slot is free again after its
+/// node's last reader.
+pub(super) fn assign(nodes: &[Node], read_at: &[usize]) -> Slots {
     let mut last_read: Vec<usize> = (0..nodes.len()).collect();
     for (k, node) in nodes.iter().enumerate() {
         for &operand in &node.operands {
-            last_read[operand] = k;
+            last_read[operand] = last_read[operand].max(read_at[k]);
         }
+    }
+    let mut freed_at: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (k, &last) in last_read.iter().enumerate() {
+        freed_at[last].push(k);
     }
     let mut slots = Slots::default();
     let mut free: Vec<usize> = Vec::new();
@@ -34,11 +40,10 @@ pub(super) fn assign(nodes: &[Node]) -> Slots {
             }
         };
         slots.of_node.push(slot);
-        // Operands read for the last time by this node (and a node nothing reads) free their
+        // Nodes read for the last time by this node (and a node nothing reads) free their
         // slots once this node's is taken.
-        let done = node.operands.iter().copied().chain(std::iter::once(k)).filter(|&o| last_read[o] == k);
-        for operand in done {
-            let slot = slots.of_node[operand];
+        for &done in &freed_at[k] {
+            let slot = slots.of_node[done];
             if !free.contains(&slot) && k + 1 != nodes.len() {
                 free.push(slot);
             }

@@ -1,0 +1,314 @@
+//! Register chains: runs of element-wise nodes, each read only by the next, computed a block
+//! of lanes at a time through every node while the block stays in vector registers, instead
+//! of one pass over the chunk per node (a load and a store per vector, for an add). The nodes
+//! inside a chain are never materialized; its last node is.
+//!
+//! Each lane still goes through the same functions in the same order, so a chain's values are
+//! its nodes' values to the bit. A chunk shorter than a block, or a CPU the chain kernel is not
+//! built for, evaluates the nodes one by one.
+
+use super::{chunk_ops, Node, NodeKind};
+use crate::attributes::{BinaryOp, UnaryOp};
+use crate::element_type::ElementType;
+
+/// The type chains are computed for. Other types are either computed through `f32`, where
+/// their conversions cost more than the passes, or rare in long element-wise chains.
+const CHAINED_TYPE: ElementType = ElementType::F32;
+
+/// The lanes a chain of `element_type` computes at once where this CPU computes chains
+/// (`None`: its nodes are evaluated one by one).
+pub(super) fn lanes(element_type: ElementType) -> Option<usize> {
+    (element_type == CHAINED_TYPE).then(chunk_ops::chain_lanes).flatten()
+}
+
+/// The fewest links a chain has. A chain pays about 30 instructions per block of 64 lanes
+/// (its start and its store) and saves about 10 per link against a pass per node, so
+/// shorter runs are evaluated node by node: GELU's run of 2 links cost more in a chain.
+const MIN_LINKS: usize = 4;
+
+/// One link of a chain: an op on the running value and, for a binary op, the node of its
+/// other operand and the side the running value is on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Link {
+    Neg,
+    Abs,
+    Binary { op: ChainOp, other: usize, running_left: bool },
+}
+
+/// The binary ops a chain computes: those that are one or a few vector instructions. Any
+/// other op ends a chain: run on a block, a big op (exp, tanh) needs registers of its own and
+/// the block's spill and reload cost what the chain saves, and from memory (a 64-lane chunk
+/// loop per block) its dispatch did: GELU took 10,200 instructions per 1024 elements with
+/// tanh inside its chain against 7,600 node by node.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum ChainOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+}
+
+/// A chain ending at a node: the node its running value starts from, then its links in order,
+/// one per node of the chain.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Chain {
+    pub(super) start: usize,
+    pub(super) links: Vec<Link>,
+}
+
+/// What a node is in the program's chains.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Role {
+    /// Evaluated on its own.
+    Alone,
+    /// Inside the chain ending at the given node: computed only in registers, by that node.
+    Inside(usize),
+    /// The last node of a chain, which computes the whole chain.
+    End(Chain),
+}
+
+/// The link `node` would be if its running value were operand `running`; `None` if it cannot
+/// be a link: not one of the ops a chain computes, or not of the type chains are computed for.
+fn link(node: &Node, running: usize) -> Option<Link> {
+    if node.element_type != CHAINED_TYPE {
+        return None;
+    }
+    match (&node.kind, node.operands.as_slice()) {
+        (NodeKind::Unary(UnaryOp::Neg), _) => Some(Link::Neg),
+        (NodeKind::Unary(UnaryOp::Abs), _) => Some(Link::Abs),
+        (NodeKind::Binary(op), &[a, b]) => {
+            let op = match op {
+                BinaryOp::Add => ChainOp::Add,
+                BinaryOp::Sub => ChainOp::Sub,
+                BinaryOp::Mul => ChainOp::Mul,
+                BinaryOp::Div => ChainOp::Div,
+                BinaryOp::Max => ChainOp::Max,
+                BinaryOp::Min => ChainOp::Min,
+                _ => return None,
+            };
+            let running_left = a == running;
+            Some(Link::Binary { op, other: if running_left { b } else { a }, running_left })
+        }
+        _ => None,
+    }
+}
+
+/// Whether `node` may be a link.
+fn linkable(node: &Node) -> bool {
+    node.operands.first().is_some_and(|&first| link(node, first).is_some())
+}
+
+/// The role of each of `nodes` (operands before users, the last the result): a linkable node
+/// that varies along the row continues the chain of one of its operands if that operand is
+/// such a node too and read by nothing else (of two, the one with the longer chain); a chain
+/// has at least [`MIN_LINKS`] links.
+pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
+    let mut reads = vec![0usize; nodes.len()];
+    for node in nodes {
+        for &operand in &node.operands {
+            reads[operand] += 1;
+        }
+    }
+    // Whether a node is one value for every element of a row (computed from constants and
+    // row reductions): such a node is one scalar op per row on its own, and a block of lanes
+    // per 64 elements in a chain.
+    let mut uniform = vec![false; nodes.len()];
+    for (k, node) in nodes.iter().enumerate() {
+        uniform[k] = match node.kind {
+            NodeKind::Constant(_) | NodeKind::Reduce(_) => true,
+            NodeKind::Load { .. } | NodeKind::Index { .. } => false,
+            _ => node.operands.iter().all(|&o| uniform[o]),
+        };
+    }
+    let linkable = |k: usize| !uniform[k] && linkable(&nodes[k]);
+    // The operand each node continues the chain of, and the links of the chain it ends.
+    let mut continued: Vec<Option<usize>> = vec![None; nodes.len()];
+    let mut length = vec![0usize; nodes.len()];
+    for (k, node) in nodes.iter().enumerate() {
+        if !linkable(k) {
+            continue;
+        }
+        let continues = |&p: &usize| reads[p] == 1 && linkable(p);
+        continued[k] =
+            node.operands.iter().copied().filter(continues).max_by_key(|&p| (length[p], usize::MAX - p));
+        length[k] = 1 + continued[k].map_or(0, |p| length[p]);
+    }
+    let mut continues_to = vec![false; nodes.len()];
+    for &p in continued.iter().flatten() {
+        continues_to[p] = true;
+    }
+    let mut roles = vec![Role::Alone; nodes.len()];
+    for end in 0..nodes.len() {
+        if continues_to[end] || length[end] < MIN_LINKS {
+            continue;
+        }
+        // Walk back to the chain's first node; its first operand is where the chain starts.
+        let mut members = vec![end];
+        let mut first = end;
+        while let Some(p) = continued[first] {
+            roles[p] = Role::Inside(end);
+            members.push(p);
+            first = p;
+        }
+        members.reverse();
+        let start = nodes[first].operands[0];
+        let mut running = start;
+        let links = members
+            .iter()
+            .filter_map(|&k| {
+                let link = link(&nodes[k], running);
+                running = k;
+                link
+            })
+            .collect();
+        roles[end] = Role::End(Chain { start, links });
+    }
+    roles
+}
+
+/// Where each node's operands are read, given the nodes' `roles`: at the node itself, or for a
+/// node inside a chain at the chain's last node (so the slots of what a chain reads stay
+/// theirs until it has run).
+pub(super) fn read_at(roles: &[Role]) -> Vec<usize> {
+    let at = |(k, role): (usize, &Role)| match role {
+        Role::Inside(end) => *end,
+        Role::Alone | Role::End(_) => k,
+    };
+    roles.iter().enumerate().map(at).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attributes::BinaryOp::{Add, Mul};
+    use crate::element_type::ElementType::{F32, S32};
+    use crate::exec::loop_program::tests::{load, node};
+    use crate::literal::Literal;
+
+    #[test]
+    fn a_chain_runs_through_nodes_read_once_and_ends_where_a_value_is_read_twice() {
+        // |x + (c·x)·x|, then squared: the chain ends at the abs, read twice.
+        let nodes = vec![
+            load(F32),                                                   // 0: x
+            node(NodeKind::Constant(Literal::scalar(0.5f32)), F32, &[]), // 1: c
+            node(NodeKind::Binary(Mul), F32, &[1, 0]),                   // 2: c·x
+            node(NodeKind::Binary(Mul), F32, &[2, 0]),                   // 3: ·x
+            node(NodeKind::Binary(Add), F32, &[0, 3]),                   // 4: x + ·
+            node(NodeKind::Unary(UnaryOp::Abs), F32, &[4]),              // 5: |·|, read twice
+            node(NodeKind::Binary(Mul), F32, &[5, 5]),                   // 6: squared
+        ];
+        let links = vec![
+            Link::Binary { op: ChainOp::Mul, other: 0, running_left: true },
+            Link::Binary { op: ChainOp::Mul, other: 0, running_left: true },
+            Link::Binary { op: ChainOp::Add, other: 0, running_left: false },
+            Link::Abs,
+        ];
+        let expected = [
+            Role::Alone,
+            Role::Alone,
+            Role::Inside(5),
+            Role::Inside(5),
+            Role::Inside(5),
+            Role::End(Chain { start: 1, links }),
+            Role::Alone,
+        ];
+        let roles = find(&nodes);
+        assert_eq!(roles, expected);
+        assert_eq!(read_at(&roles), [0, 1, 5, 5, 5, 5, 6]);
+    }
+
+    #[test]
+    fn of_two_operands_read_once_the_longer_chain_continues() {
+        // (0.5·x) · (0.5 + |-x|): the right operand's chain is the longer one.
+        let nodes = vec![
+            load(F32),                                                   // 0: x
+            node(NodeKind::Constant(Literal::scalar(0.5f32)), F32, &[]), // 1
+            node(NodeKind::Binary(Mul), F32, &[1, 0]),                   // 2: 0.5·x
+            node(NodeKind::Unary(UnaryOp::Neg), F32, &[0]),              // 3: -x
+            node(NodeKind::Unary(UnaryOp::Abs), F32, &[3]),              // 4: |-x|
+            node(NodeKind::Binary(Add), F32, &[1, 4]),                   // 5: 0.5 + ·
+            node(NodeKind::Binary(Mul), F32, &[2, 5]),                   // 6
+        ];
+        let links = vec![
+            Link::Neg,
+            Link::Abs,
+            Link::Binary { op: ChainOp::Add, other: 1, running_left: false },
+            Link::Binary { op: ChainOp::Mul, other: 2, running_left: false },
+        ];
+        let roles = find(&nodes);
+        assert_eq!(roles[2], Role::Alone);
+        assert_eq!(roles[3..6], [Role::Inside(6), Role::Inside(6), Role::Inside(6)]);
+        assert_eq!(roles[6], Role::End(Chain { start: 0, links }));
+    }
+
+    #[test]
+    fn interleaved_chains_read_their_operands_at_their_own_ends() {
+        // |-|-x|| + |-|-y||: two chains side by side; the sum continues the first.
+        let unary = |op, operand| node(NodeKind::Unary(op), F32, &[operand]);
+        let (neg, abs) = (UnaryOp::Neg, UnaryOp::Abs);
+        let nodes = vec![
+            load(F32),                                 // 0: x
+            load(F32),                                 // 1: y
+            unary(neg, 0),                             // 2
+            unary(neg, 1),                             // 3
+            unary(abs, 2),                             // 4
+            unary(abs, 3),                             // 5
+            unary(neg, 4),                             // 6
+            unary(neg, 5),                             // 7
+            unary(abs, 6),                             // 8
+            unary(abs, 7),                             // 9: ends the second chain
+            node(NodeKind::Binary(Add), F32, &[8, 9]), // 10: ends the first
+        ];
+        let roles = find(&nodes);
+        let four = vec![Link::Neg, Link::Abs, Link::Neg, Link::Abs];
+        let mut five = four.clone();
+        five.push(Link::Binary { op: ChainOp::Add, other: 9, running_left: true });
+        assert_eq!(roles[10], Role::End(Chain { start: 0, links: five }));
+        assert_eq!(roles[9], Role::End(Chain { start: 1, links: four }));
+        assert_eq!(read_at(&roles), [0, 1, 10, 9, 10, 9, 10, 9, 10, 9, 10]);
+    }
+
+    #[test]
+    fn big_ops_values_uniform_along_the_row_and_short_runs_end_chains() {
+        // tanh(x·2), then ·2, negated, abs, plus a row reduction's (r + 2)·2: neither tanh nor
+        // the uniform nodes are links, and x·2 alone is too short a run.
+        let nodes = vec![
+            load(F32),                                                   // 0: x
+            node(NodeKind::Constant(Literal::scalar(2.0f32)), F32, &[]), // 1
+            node(NodeKind::Binary(Mul), F32, &[0, 1]),                   // 2: x·2
+            node(NodeKind::Unary(UnaryOp::Tanh), F32, &[2]),             // 3
+            node(NodeKind::Binary(Mul), F32, &[3, 1]),                   // 4: ·2
+            node(NodeKind::Unary(UnaryOp::Neg), F32, &[4]),              // 5
+            node(NodeKind::Unary(UnaryOp::Abs), F32, &[5]),              // 6
+            node(NodeKind::Reduce(Add), F32, &[0, 1]),                   // 7: r
+            node(NodeKind::Binary(Add), F32, &[7, 1]),                   // 8: r + 2
+            node(NodeKind::Binary(Mul), F32, &[8, 1]),                   // 9: ·2
+            node(NodeKind::Binary(Add), F32, &[6, 9]),                   // 10
+        ];
+        let links = vec![
+            Link::Binary { op: ChainOp::Mul, other: 1, running_left: true },
+            Link::Neg,
+            Link::Abs,
+            Link::Binary { op: ChainOp::Add, other: 9, running_left: true },
+        ];
+        let roles = find(&nodes);
+        let inside = |k: usize| (4..7).contains(&k);
+        let expected = |k: usize| if inside(k) { Role::Inside(10) } else { Role::Alone };
+        assert!(roles[..10].iter().enumerate().all(|(k, role)| *role == expected(k)), "{roles:?}");
+        assert_eq!(roles[10], Role::End(Chain { start: 3, links }));
+    }
+
+    #[test]
+    fn other_types_and_lone_nodes_are_never_chained() {
+        let nodes = vec![
+            load(S32),
+            node(NodeKind::Unary(UnaryOp::Neg), S32, &[0]),
+            node(NodeKind::Unary(UnaryOp::Abs), S32, &[1]),
+            node(NodeKind::Convert, F32, &[2]),
+            node(NodeKind::Unary(UnaryOp::Neg), F32, &[3]),
+        ];
+        assert!(find(&nodes).iter().all(|role| *role == Role::Alone));
+    }
+}
