@@ -13,7 +13,7 @@ use crate::element_type::ElementType;
 
 /// The type chains are computed for. Other types are either computed through `f32`, where
 /// their conversions cost more than the passes, or rare in long element-wise chains.
-const CHAINED_TYPE: ElementType = ElementType::F32;
+pub(super) const CHAINED_TYPE: ElementType = ElementType::F32;
 
 /// The lanes a chain of `element_type` computes at once where this CPU computes chains
 /// (`None`: its nodes are evaluated one by one).

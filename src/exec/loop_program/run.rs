@@ -425,10 +425,11 @@ impl LoopProgram {
             target.check(out_offset, 1, chunk.count());
         }
         let result = self.nodes.len() - 1;
-        // Chains are computed in registers when the chunk holds a block of their lanes.
-        let chained = |element_type| chains::lanes(element_type).is_some_and(|lanes| chunk.count() >= lanes);
+        // Chains are computed in registers when the chunk holds a block of their lanes (every
+        // chain is of `chains::CHAINED_TYPE`, so this is asked once per item).
+        let chained = chains::lanes(chains::CHAINED_TYPE).is_some_and(|lanes| chunk.count() >= lanes);
         for (k, node) in self.nodes.iter().enumerate() {
-            if matches!(self.chains[k], Role::Inside(_)) && chained(node.element_type) {
+            if matches!(self.chains[k], Role::Inside(_)) && chained {
                 // Computed by its chain's last node, never materialized.
                 continue;
             }
@@ -456,7 +457,7 @@ impl LoopProgram {
             // and other operands are nodes outside it (set by this item, of the chain's
             // type: every link keeps its type); the nodes inside it are read by nothing else.
             let values = match &self.chains[k] {
-                Role::End(chain) if chained(node.element_type) => unsafe {
+                Role::End(chain) if chained => unsafe {
                     evaluate_chain(chain, node.element_type, &frame.values, out, chunk.count())
                 },
                 _ => unsafe { evaluate(node, &self.nodes, &frame.values, inputs, out, place, chunk) },

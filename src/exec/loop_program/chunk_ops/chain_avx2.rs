@@ -33,7 +33,7 @@ const STACK_STEPS: usize = 24;
 
 /// Defines [`Step`], a link resolved for one chunk, with one variant per op, side and kind of
 /// other operand (so the block loop dispatches on one jump table), how a link becomes one
-/// ([`step`]), and what each does to a block ([`apply`]).
+/// ([`step`]), whether it reads values, and what each does to a block ([`apply`]).
 macro_rules! steps {
     ($($op:ident => $f:expr, $splat:ident, $splat_right:ident, $values:ident, $values_right:ident;)*) => {
         /// A link resolved for one chunk: its op, the side the running value is on (`…Right`:
@@ -59,6 +59,13 @@ macro_rules! steps {
                     (ChainOp::$op, Operand::Values(v), true) => Step::$values(&v[..len]),
                     (ChainOp::$op, Operand::Values(v), false) => Step::$values_right(&v[..len]),
                 )*
+            }
+        }
+
+        impl Step<'_> {
+            /// Whether the step reads no values of another operand (only splats).
+            fn reads_no_values(&self) -> bool {
+                !matches!(self, $(Step::$values(_) | Step::$values_right(_))|*)
             }
         }
 
@@ -140,28 +147,6 @@ pub(super) unsafe fn chain(
             return false;
         }
         next = first + LANES;
-    }
-}
-
-impl Step<'_> {
-    /// Whether the step reads no values of another operand (only splats).
-    fn reads_no_values(&self) -> bool {
-        use Step::*;
-        !matches!(
-            self,
-            AddValues(_)
-                | AddValuesRight(_)
-                | SubValues(_)
-                | SubValuesRight(_)
-                | MulValues(_)
-                | MulValuesRight(_)
-                | DivValues(_)
-                | DivValuesRight(_)
-                | MaxValues(_)
-                | MaxValuesRight(_)
-                | MinValues(_)
-                | MinValuesRight(_)
-        )
     }
 }
 
