@@ -8,7 +8,7 @@ use crate::exec::plan::{evaluate, Plan};
 use crate::exec::value::Value;
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::dot::computation_dot;
-use crate::hlo::ir::HloComputation;
+use crate::hlo::ir::{HloComputation, InstructionId};
 use crate::hlo::text::module_text;
 use crate::literal::Literal;
 use crate::passes::{optimize, Backend};
@@ -67,6 +67,8 @@ impl CompileOptions {
 /// ```
 pub struct Executable {
     plan: Plan,
+    /// The computation's parameters, by number (found once: each call checks its arguments).
+    parameters: Vec<InstructionId>,
     options: CompileOptions,
     pool: Option<rayon::ThreadPool>,
 }
@@ -97,7 +99,8 @@ impl XlaComputation {
             |fused: &HloComputation, inputs: &[Shape]| LoopProgram::compile(fused, inputs).is_some();
         let backend = Backend { evaluate: &evaluate, loop_compiles: &loop_compiles };
         let optimized = optimize(&self.entry, options.fusion, verify_passes(), backend)?;
-        Ok(Executable { plan: Plan::new(Arc::new(optimized))?, options: options.clone(), pool })
+        let parameters = optimized.parameter_ids();
+        Ok(Executable { plan: Plan::new(Arc::new(optimized))?, parameters, options: options.clone(), pool })
     }
 }
 
@@ -214,7 +217,8 @@ impl Executable {
 
     /// Arguments must match the parameters in count, element type and dimensions (any layout).
     fn check_arguments(&self, arguments: &[&Literal]) -> Result<()> {
-        let parameters = self.plan.computation().parameters();
+        let instructions = &self.plan.computation().instructions;
+        let parameters = self.parameters.iter().map(|&id| &instructions[id]);
         if arguments.len() != parameters.len() {
             invalid_argument!(
                 "the computation takes {} arguments but {} were given",
@@ -222,7 +226,7 @@ impl Executable {
                 arguments.len()
             );
         }
-        for (number, (parameter, argument)) in parameters.iter().zip(arguments).enumerate() {
+        for (number, (parameter, argument)) in parameters.zip(arguments).enumerate() {
             if !argument.shape().same_dimensions_and_type(&parameter.shape) {
                 invalid_argument!(
                     "argument {number} ({}) has shape {} but parameter {} expects {}",

@@ -138,6 +138,13 @@ impl Step {
                 | Step::Call(_)
         )
     }
+
+    /// Whether the step computes one array from arrays (the steps `Plan::run` hands to
+    /// `compute`): every step but parameters, constants, tuples and those that make a value.
+    fn reads_arrays(&self) -> bool {
+        !matches!(self, Step::Parameter(_) | Step::Constant(_) | Step::Tuple | Step::GetTupleElement(_))
+            && !self.makes_a_value()
+    }
 }
 
 /// A computation applied to scalars: compiled to a scalar program when it is made of
@@ -235,7 +242,12 @@ impl Plan {
         let mut values: Vec<Option<Value<'a>>> = vec![None; self.steps.len()];
         for (id, step) in self.steps.iter().enumerate() {
             let shape = &self.computation.instructions[id].shape;
-            let inputs = self.inputs(id, &values)?;
+            // Array steps read their operands as arrays (one list, not two, per step).
+            let inputs = match step {
+                Step::Parameter(_) | Step::Constant(_) => Vec::new(),
+                _ if step.reads_arrays() => Vec::new(),
+                _ => self.inputs(id, &values)?,
+            };
             let value = match step {
                 Step::Parameter(number) => {
                     let argument = arguments.get(*number).ok_or_else(|| missing(&self.computation, id))?;
@@ -249,7 +261,11 @@ impl Plan {
                 }
                 _ if step.makes_a_value() => self.compute_value(step, id, &inputs, parallel)?,
                 _ => {
-                    let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
+                    let arrays = self.computation.instructions[id]
+                        .operands
+                        .iter()
+                        .map(|&o| values[o].as_ref().ok_or_else(|| missing(&self.computation, o))?.array())
+                        .collect::<Result<Vec<_>>>()?;
                     match out.as_deref_mut() {
                         Some(out) if id == root && out.shape() == shape => {
                             self.compute(step, id, &arrays, out, parallel)?;

@@ -179,6 +179,27 @@ pub(super) fn read_at(roles: &[Role]) -> Vec<usize> {
     roles.iter().enumerate().map(at).collect()
 }
 
+/// Whether each of `nodes` is read, and only by chain links (given the nodes' `roles`) as
+/// their other operand: never as a chain's start, nor by a node evaluated on its own. When
+/// chains run, such a node's values may be in a form only the chain kernel reads.
+pub(super) fn read_by_links_only(nodes: &[Node], roles: &[Role]) -> Vec<bool> {
+    let mut reads = vec![0usize; nodes.len()];
+    for &operand in nodes.iter().flat_map(|node| &node.operands) {
+        reads[operand] += 1;
+    }
+    let mut link_reads = vec![0usize; nodes.len()];
+    for role in roles {
+        if let Role::End(chain) = role {
+            for link in &chain.links {
+                if let Link::Binary { other, .. } = link {
+                    link_reads[*other] += 1;
+                }
+            }
+        }
+    }
+    reads.iter().zip(&link_reads).map(|(&reads, &link_reads)| reads > 0 && reads == link_reads).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +262,32 @@ mod tests {
         assert_eq!(roles[2], Role::Alone);
         assert_eq!(roles[3..6], [Role::Inside(6), Role::Inside(6), Role::Inside(6)]);
         assert_eq!(roles[6], Role::End(Chain { start: 0, links }));
+    }
+
+    #[test]
+    fn only_operands_read_by_links_alone_are_read_by_links_only() {
+        // ((x + b) · s − b) · b, then + x: b is read by three links only; s by one; x is the
+        // start and read by the last add (which continues the chain); y·x starts nothing.
+        let binary = |op, operands: &[usize]| node(NodeKind::Binary(op), F32, operands);
+        let nodes = vec![
+            load(F32),                      // 0: x
+            load(F32),                      // 1: b
+            load(F32),                      // 2: s
+            binary(Add, &[0, 1]),           // 3
+            binary(Mul, &[3, 2]),           // 4
+            binary(BinaryOp::Sub, &[4, 1]), // 5
+            binary(Mul, &[5, 1]),           // 6
+            binary(Add, &[6, 0]),           // 7: ends the chain
+        ];
+        let roles = find(&nodes);
+        assert!(matches!(&roles[7], Role::End(chain) if chain.start == 0 && chain.links.len() == 5));
+        assert_eq!(
+            read_by_links_only(&nodes, &roles),
+            [false, true, true, false, false, false, false, false]
+        );
+        // Without chains, nothing is read by links.
+        let alone = vec![Role::Alone; nodes.len()];
+        assert_eq!(read_by_links_only(&nodes, &alone), [false; 8]);
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub(crate) struct LoopProgram {
     slots: slots::Slots,
     /// Each node's place in the chains computed in registers (see `chains.rs`).
     chains: Vec<chains::Role>,
+    /// Whether each node is read only by chain links, as their other operand.
+    read_by_links_only: Vec<bool>,
     /// Whether a node is a row reduction: each chunk is then one whole row.
     row_reductions: bool,
     /// Whether the nodes passed [`nodes_agree`], which running them relies on.
@@ -222,6 +224,7 @@ impl LoopProgram {
             sink,
             slots,
             chains: Vec::new(),
+            read_by_links_only: Vec::new(),
             row_reductions: false,
             nodes_agree: true,
             registers: Default::default(),
@@ -295,6 +298,7 @@ impl LoopProgram {
         }
         let chains = chains::find(&nodes);
         let slots = slots::assign(&nodes, &chains::read_at(&chains));
+        let read_by_links_only = chains::read_by_links_only(&nodes, &chains);
         let nodes_agree = nodes_agree(&nodes, out_shape.element_type());
         LoopProgram {
             out_shape,
@@ -304,6 +308,7 @@ impl LoopProgram {
             sink,
             slots,
             chains,
+            read_by_links_only,
             row_reductions,
             nodes_agree,
             registers: Default::default(),

@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use super::chains::{self, Chain, Role};
-use super::chunk_ops::{self, ChainOperands, Operand};
+use super::chunk_ops::{self, load, ChainOperand, ChainOperands, Chunk, Operand};
 use super::{LoopProgram, Node, NodeKind, Sink};
 use crate::attributes::{BinaryOp, UnaryOp};
 use crate::element_type::ElementType;
@@ -28,10 +28,6 @@ const CHUNK: usize = 1024;
 /// row-major f32[64,64,64,64] measured 26 ms in tiles of 64 rows against 57 ms in tiles of 16
 /// (one thread; a contiguous add of the same arrays: 12 ms).
 const PLAIN_CHUNK: usize = 4 * CHUNK;
-
-/// The columns of a transposed input read side by side (see `load`): 8 measured 1.5× faster
-/// than one at a time on a column-major plus row-major f32[64,64,64,64].
-const COLUMNS_IN_FLIGHT: usize = 8;
 
 /// Below this many output elements a program runs on the calling thread: a rayon call costs
 /// more than such work (DESIGN.md, performance).
@@ -64,29 +60,70 @@ pub(super) struct RegisterFile {
     frame: Frame,
 }
 
-/// Where a node's values for the current chunk are: the chunk's elements of the node's type
-/// from `ptr` (in a slot, an input, a constant or the output), or (`splat`) one element there
-/// standing for all.
+/// Where a node's values for the current chunk are: elements of the node's type from `ptr`
+/// (in a slot, an input, a constant or the output), as many as their [`Form`] says.
 #[derive(Clone, Copy, Debug)]
 struct Values {
     ptr: *const u8,
-    splat: bool,
+    form: Form,
+}
+
+/// How a node's values for a chunk lie.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Form {
+    /// The chunk's elements, row after row.
+    Chunk,
+    /// One element standing for all.
+    Splat,
+    /// One row's elements, the same in every row of the chunk: a row vector broadcast down a
+    /// tile, read in place (only chain links read it; see [`broadcast_rows`]).
+    Row,
+    /// One element per row, row `r`'s `r·step` elements after the first: a column broadcast
+    /// along the rows, read in place (only chain links read it).
+    PerRow(usize),
 }
 
 impl Values {
-    /// The values of a chunk of `count` elements, as `T`s.
+    /// The values of a chunk of `count` elements, as `T`s; `None` for a form only chain links
+    /// read.
     ///
     /// # Safety
-    /// `ptr` points to `count` initialized `T`s (one if `splat`) that nothing writes while the
+    /// `ptr` points to `count` initialized `T`s (one for a splat) that nothing writes while the
     /// result lives.
     #[inline(always)]
-    unsafe fn operand<'a, T: Copy>(self, count: usize) -> Operand<'a, T> {
+    unsafe fn operand<'a, T: Copy>(self, count: usize) -> Option<Operand<'a, T>> {
         let ptr = self.ptr.cast::<T>();
-        match self.splat {
+        match self.form {
             // SAFETY: the caller's guarantee.
-            true => Operand::Splat(unsafe { ptr.read() }),
+            Form::Splat => Some(Operand::Splat(unsafe { ptr.read() })),
             // SAFETY: the caller's guarantee.
-            false => Operand::Values(unsafe { std::slice::from_raw_parts(ptr, count) }),
+            Form::Chunk => Some(Operand::Values(unsafe { std::slice::from_raw_parts(ptr, count) })),
+            Form::Row | Form::PerRow(_) => None,
+        }
+    }
+
+    /// The values of `chunk`, as `T`s read by a chain link.
+    ///
+    /// # Safety
+    /// `ptr` points to initialized `T`s that nothing writes while the result lives: the
+    /// chunk's count of them ([`Form::Chunk`]), one (a splat), a row's ([`Form::Row`]), or
+    /// one every `step` for each row but the last and one for it ([`Form::PerRow`]).
+    #[inline(always)]
+    unsafe fn chain_operand<'a, T: Copy>(self, chunk: Chunk) -> ChainOperand<'a, T> {
+        let ptr = self.ptr.cast::<T>();
+        let len = match self.form {
+            Form::Splat => 1,
+            Form::Chunk => chunk.count(),
+            Form::Row => chunk.len,
+            Form::PerRow(step) => (chunk.rows - 1) * step + 1,
+        };
+        // SAFETY: the caller's guarantee: `ptr` points to `len` such `T`s.
+        let values = unsafe { std::slice::from_raw_parts(ptr, len) };
+        match self.form {
+            Form::Splat => ChainOperand::Chunk(Operand::Splat(values[0])),
+            Form::Chunk => ChainOperand::Chunk(Operand::Values(values)),
+            Form::Row => ChainOperand::Row(values),
+            Form::PerRow(step) => ChainOperand::PerRow { values, step },
         }
     }
 }
@@ -125,7 +162,7 @@ impl RegisterFile {
         for node in nodes {
             frame.values.push(match &node.kind {
                 NodeKind::Constant(literal) => constant_values(literal, node.element_type)?,
-                _ => Values { ptr: std::ptr::null(), splat: true },
+                _ => Values { ptr: std::ptr::null(), form: Form::Splat },
             });
         }
         frame.starts.resize(nodes.len(), 0);
@@ -427,7 +464,11 @@ impl LoopProgram {
         let result = self.nodes.len() - 1;
         // Chains are computed in registers when the chunk holds a block of their lanes (every
         // chain is of `chains::CHAINED_TYPE`, so this is asked once per item).
-        let chained = chains::lanes(chains::CHAINED_TYPE).is_some_and(|lanes| chunk.count() >= lanes);
+        let lanes = chains::lanes(chains::CHAINED_TYPE);
+        let chained = lanes.is_some_and(|lanes| chunk.count() >= lanes);
+        // Broadcasts along a tile's rows that only chains read are read in place when each row
+        // is whole blocks (see `broadcast_rows`).
+        let rows_in_place = chained && rows > 1 && lanes.is_some_and(|lanes| len % lanes == 0);
         for (k, node) in self.nodes.iter().enumerate() {
             if matches!(self.chains[k], Role::Inside(_)) && chained {
                 // Computed by its chain's last node, never materialized.
@@ -438,7 +479,14 @@ impl LoopProgram {
                 NodeKind::Constant(_) => continue,
                 NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => {
                     let tile_step = if geometry.tile_dim.is_some() { strides[tile_stride_of] } else { 0 };
-                    ((frame.starts[k], [tile_step, strides[last]]), false)
+                    let steps = [tile_step, strides[last]];
+                    if rows_in_place && self.read_by_links_only[k] {
+                        if let Some(values) = broadcast_rows(node, inputs, frame.starts[k], steps, chunk) {
+                            frame.values[k] = values;
+                            continue;
+                        }
+                    }
+                    ((frame.starts[k], steps), false)
                 }
                 _ => ((0, [0, 0]), direct && k == result),
             };
@@ -456,16 +504,18 @@ impl LoopProgram {
             // type `T`, the result's), checked to lie in the output above. A chain's start
             // and other operands are nodes outside it (set by this item, of the chain's
             // type: every link keeps its type); the nodes inside it are read by nothing else.
+            // Only chain links read a value of a row form (`read_by_links_only`), and only
+            // when chained with rows of whole blocks (`rows_in_place`).
             let values = match &self.chains[k] {
                 Role::End(chain) if chained => unsafe {
-                    evaluate_chain(chain, node.element_type, &frame.values, out, chunk.count())
+                    evaluate_chain(chain, node.element_type, &frame.values, out, chunk)
                 },
                 _ => unsafe { evaluate(node, &self.nodes, &frame.values, inputs, out, place, chunk) },
             };
             let values = values.ok_or_else(buffer_type_mismatch)?;
             frame.values[k] = values;
             if into_output {
-                if values.splat {
+                if values.form == Form::Splat {
                     // SAFETY: `out` is this item's own run of the output, as said above.
                     let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<T>(), chunk.count()) };
                     let value = out[0];
@@ -475,7 +525,8 @@ impl LoopProgram {
             }
         }
         // SAFETY: the result's values were set by this item (as above), of type `T`.
-        let result = unsafe { frame.values[result].operand::<T>(chunk.count()) };
+        let result =
+            unsafe { frame.values[result].operand::<T>(chunk.count()) }.ok_or_else(buffer_type_mismatch)?;
         for r in 0..rows {
             let row = match result {
                 Operand::Splat(v) => Operand::Splat(v),
@@ -552,19 +603,6 @@ struct Geometry {
     items: usize,
 }
 
-/// One work item's chunk: `rows` rows of `len` elements, row after row in the registers.
-#[derive(Clone, Copy)]
-struct Chunk {
-    rows: usize,
-    len: usize,
-}
-
-impl Chunk {
-    fn count(self) -> usize {
-        self.rows * self.len
-    }
-}
-
 /// The error of a node whose buffers hold another element type than its own (a compiler bug:
 /// the hot path tells it by `None`, cheaper than a `Result` per operand).
 fn buffer_type_mismatch() -> Error {
@@ -594,7 +632,7 @@ unsafe fn evaluate(
     macro_rules! operand {
         ($k:expr, $t:ty) => {
             // SAFETY: the caller's guarantee: `values` of the operand hold `len` `$t`s (or one).
-            unsafe { values[node.operands[$k]].operand::<$t>(len) }
+            unsafe { values[node.operands[$k]].operand::<$t>(len)? }
         };
     }
     /// `out` as `len` elements of `$t`.
@@ -609,7 +647,7 @@ unsafe fn evaluate(
         if step == 1 && (chunk.rows == 1 || tile_step == chunk.len as isize) {
             return with_native_type!(node.element_type, T => {
                 let run = inputs[*input].slice::<T>()?.get(start as usize..start as usize + len)?;
-                Some(Values { ptr: run.as_ptr().cast(), splat: false })
+                Some(Values { ptr: run.as_ptr().cast(), form: Form::Chunk })
             });
         }
     }
@@ -667,55 +705,84 @@ unsafe fn evaluate(
             with_native_type!(node.element_type, D => chunk_ops::convert::<S, D>(x, out!(D)))
         }),
     };
-    Some(Values { ptr: out.cast_const(), splat })
+    Some(Values { ptr: out.cast_const(), form: if splat { Form::Splat } else { Form::Chunk } })
 }
 
-/// Evaluates a chain (ending at a node of `element_type`) over a chunk of `count` elements
-/// into `out`, and says where its values are (`None`: a chain this CPU does not compute).
+/// Evaluates a chain (ending at a node of `element_type`) over `chunk` into `out`, and says
+/// where its values are (`None`: a chain this CPU does not compute).
 ///
 /// # Safety
-/// `values` of the chain's start and of its links' other operands hold `count` elements of
-/// `element_type` (one for a splat), which nothing writes while this runs; `count` is at least
-/// the type's [`chains::lanes`]. `out` points to `count` elements of `element_type`, which
-/// nothing else reads or writes while this runs.
+/// `values` of the chain's start and of its links' other operands hold the chunk's elements
+/// of `element_type` in their form (the start's a chunk's or a splat), which nothing writes
+/// while this runs; the chunk holds at least the type's [`chains::lanes`], and its rows a
+/// multiple of them if an operand is of a row form. `out` points to the chunk's elements of
+/// `element_type`, which nothing else reads or writes while this runs.
 unsafe fn evaluate_chain(
     chain: &Chain,
     element_type: ElementType,
     values: &[Values],
     out: *mut u8,
-    count: usize,
+    chunk: Chunk,
 ) -> Option<Values> {
     if element_type != ElementType::F32 {
         return None;
     }
-    let operands = ChunkValues { values, count };
-    // SAFETY: the caller's guarantee: `out` points to `count` `f32`s only this uses.
-    let out_values = unsafe { std::slice::from_raw_parts_mut(out.cast::<f32>(), count) };
-    let splat = chunk_ops::chain(operands.operand(chain.start), &chain.links, &operands, out_values)?;
-    Some(Values { ptr: out.cast_const(), splat })
+    let operands = ChunkValues { values, chunk };
+    let ChainOperand::Chunk(start) = operands.operand(chain.start) else {
+        return None;
+    };
+    // SAFETY: the caller's guarantee: `out` points to the chunk's `f32`s, only this uses.
+    let out_values = unsafe { std::slice::from_raw_parts_mut(out.cast::<f32>(), chunk.count()) };
+    let splat = chunk_ops::chain(start, &chain.links, &operands, out_values, chunk.len)?;
+    Some(Values { ptr: out.cast_const(), form: if splat { Form::Splat } else { Form::Chunk } })
 }
 
 /// The values of a chunk's nodes, read as a chain's operands: made only by
-/// [`evaluate_chain`], whose caller guarantees that each node the chain reads holds `count`
-/// elements of the chain's type.
+/// [`evaluate_chain`], whose caller guarantees that each node the chain reads holds the
+/// chunk's elements of the chain's type, in its form.
 struct ChunkValues<'a> {
     values: &'a [Values],
-    count: usize,
+    chunk: Chunk,
 }
 
 impl<T: Copy> ChainOperands<T> for ChunkValues<'_> {
-    fn operand(&self, node: usize) -> Operand<'_, T> {
-        // SAFETY: `evaluate_chain`'s caller guarantees that the nodes a chain reads hold
-        // `count` `T`s (or one for a splat), which nothing writes while the chain runs.
-        unsafe { self.values[node].operand::<T>(self.count) }
+    fn operand(&self, node: usize) -> ChainOperand<'_, T> {
+        // SAFETY: `evaluate_chain`'s caller guarantees that the nodes a chain reads hold the
+        // chunk's `T`s in their form, which nothing writes while the chain runs.
+        unsafe { self.values[node].chain_operand::<T>(self.chunk) }
     }
 }
 
 /// A constant's one value, read where its literal holds it (`None`: not of `element_type`).
 fn constant_values(literal: &Literal, element_type: ElementType) -> Option<Values> {
     with_native_type!(element_type, T => {
-        Some(Values { ptr: (literal.slice::<T>()?.first()? as *const T).cast(), splat: true })
+        Some(Values { ptr: (literal.slice::<T>()?.first()? as *const T).cast(), form: Form::Splat })
     })
+}
+
+/// A load's values for `chunk` read in place in a form only chain links read, if they are a
+/// row broadcast down the tile ([`Form::Row`]) or one value per row ([`Form::PerRow`]): the
+/// chunk's copy of them would cost more than the chain's reads (W5's tile of 32 rows of 64
+/// copied a row vector 32 times and filled a column's value into each row). `None` for any
+/// other load, or `f32` values not in its input.
+fn broadcast_rows(
+    node: &Node,
+    inputs: &[&Literal],
+    start: isize,
+    [tile_step, step]: [isize; 2],
+    chunk: Chunk,
+) -> Option<Values> {
+    let NodeKind::Load { input, .. } = node.kind else {
+        return None;
+    };
+    let (form, len) = match (tile_step, step) {
+        (0, 1) => (Form::Row, chunk.len),
+        (1.., 0) => (Form::PerRow(tile_step as usize), (chunk.rows - 1) * tile_step as usize + 1),
+        _ => return None,
+    };
+    let start = usize::try_from(start).ok()?;
+    let values = inputs.get(input)?.slice::<f32>()?.get(start..start.checked_add(len)?)?;
+    Some(Values { ptr: values.as_ptr().cast(), form })
 }
 
 /// `len` values folded into `acc` with `op` a CHUNK at a time, in order: as a reduce's own loop
@@ -736,60 +803,6 @@ fn fold_in_chunks<T: Element>(op: BinaryOp, acc: &mut T, values: Operand<'_, T>,
     }
 }
 
-/// Reads a chunk of `source`: element (r, i) from `start + r·tile_step + i·step`. A splat
-/// when it is one value (both steps 0, or one row with step 0); rows copied when contiguous;
-/// otherwise gathered, column by column when the rows are the contiguous direction (a
-/// transposed input). Returns whether it is a splat.
-fn load<T: Element>(
-    source: &[T],
-    start: isize,
-    [tile_step, step]: [isize; 2],
-    chunk: Chunk,
-    out: &mut [T],
-) -> bool {
-    let at = |r: usize, i: usize| (start + r as isize * tile_step + i as isize * step) as usize;
-    if step == 0 && (tile_step == 0 || chunk.rows == 1) {
-        out[0] = source[start as usize];
-        return true;
-    }
-    match (tile_step, step) {
-        (_, 1) => {
-            for (r, row) in out.chunks_exact_mut(chunk.len).enumerate() {
-                let from = at(r, 0);
-                row.copy_from_slice(&source[from..from + chunk.len]);
-            }
-        }
-        (_, 0) => {
-            for (r, row) in out.chunks_exact_mut(chunk.len).enumerate() {
-                row.fill(source[at(r, 0)]);
-            }
-        }
-        (1, _) if chunk.rows > 1 => {
-            // A transposed input: each column of the chunk is contiguous in the source. A few
-            // columns are read side by side, row by row, so that as many streams of cache
-            // lines are in flight at once (one column at a time waits on each line in turn).
-            for first in (0..chunk.len).step_by(COLUMNS_IN_FLIGHT) {
-                let width = COLUMNS_IN_FLIGHT.min(chunk.len - first);
-                let columns: [&[T]; COLUMNS_IN_FLIGHT] = std::array::from_fn(|k| {
-                    let from = at(0, first + k.min(width - 1));
-                    &source[from..from + chunk.rows]
-                });
-                for (r, row) in out.chunks_exact_mut(chunk.len).enumerate() {
-                    for (value, column) in row[first..first + width].iter_mut().zip(&columns) {
-                        *value = column[r];
-                    }
-                }
-            }
-        }
-        _ => {
-            for (r, row) in out.chunks_exact_mut(chunk.len).enumerate() {
-                row.iter_mut().enumerate().for_each(|(i, o)| *o = source[at(r, i)]);
-            }
-        }
-    }
-    false
-}
-
 /// `*element = g(*element)`.
 ///
 /// # Safety
@@ -798,41 +811,4 @@ fn load<T: Element>(
 unsafe fn read_modify_write<T>(element: *mut T, g: impl FnOnce(T) -> T) {
     // SAFETY: the caller's guarantee.
     unsafe { element.write(g(element.read())) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every arm of `load` against its definition, element (r, i) from
-    /// `start + r·tile_step + i·step`: contiguous rows, one value per row, a transposed input
-    /// read several columns at a time (widths below, at and past `COLUMNS_IN_FLIGHT`, forwards
-    /// and reversed), and a general gather.
-    #[test]
-    fn load_reads_every_element_from_its_place() {
-        let source: Vec<i32> = (0..10_000).collect();
-        let widths = [1, 2, 7, 8, 9, 16, 17, 64];
-        for (rows, len) in [2, 3, 64].into_iter().flat_map(|rows| widths.map(|len| (rows, len))) {
-            for (start, steps) in [
-                (0, [len as isize, 1]),
-                (5, [3, 0]),
-                (0, [1, rows as isize]),
-                (9_000, [1, -(rows as isize) - 3]),
-                (7, [2 * len as isize + 1, 2]),
-            ] {
-                let chunk = Chunk { rows, len };
-                let mut out = vec![-1; chunk.count()];
-                let splat = load(&source, start, steps, chunk, &mut out);
-                assert!(!splat);
-                for (k, &value) in out.iter().enumerate() {
-                    let (r, i) = ((k / len) as isize, (k % len) as isize);
-                    assert_eq!(
-                        value as isize,
-                        start + r * steps[0] + i * steps[1],
-                        "{rows}×{len} {steps:?} ({r},{i})"
-                    );
-                }
-            }
-        }
-    }
 }

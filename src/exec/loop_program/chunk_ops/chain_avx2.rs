@@ -7,12 +7,12 @@
 //! instructions per 64 lanes for an add, against about 27 for a pass over the chunk.
 
 use std::arch::x86_64::{
-    __m256, _mm256_add_ps, _mm256_and_ps, _mm256_andnot_ps, _mm256_blendv_ps, _mm256_cmp_ps,
-    _mm256_cvtss_f32, _mm256_div_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_or_ps, _mm256_set1_ps,
-    _mm256_storeu_ps, _mm256_sub_ps, _mm256_xor_ps, _CMP_EQ_OQ, _CMP_GT_OQ, _CMP_LT_OQ, _CMP_UNORD_Q,
+    __m256, _mm256_add_ps, _mm256_and_ps, _mm256_andnot_ps, _mm256_cmp_ps, _mm256_cvtss_f32, _mm256_div_ps,
+    _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps, _mm256_mul_ps, _mm256_or_ps, _mm256_set1_ps,
+    _mm256_setzero_ps, _mm256_storeu_ps, _mm256_sub_ps, _mm256_xor_ps, _CMP_UNORD_Q,
 };
 
-use super::{ChainOperands, Operand};
+use super::{ChainOperand, ChainOperands, Operand};
 use crate::exec::loop_program::chains::{ChainOp, Link};
 
 /// The registers of a block.
@@ -22,7 +22,7 @@ const REGISTERS: usize = 8;
 const WIDTH: usize = 8;
 
 /// The lanes of a block: eight of AVX2's sixteen registers, so the links have eight left for
-/// their temporaries (maximum and minimum use four).
+/// their temporaries (maximum and minimum use three).
 pub(super) const LANES: usize = REGISTERS * WIDTH;
 
 /// A block of lanes in registers.
@@ -35,15 +35,25 @@ const STACK_STEPS: usize = 24;
 /// other operand (so the block loop dispatches on one jump table), how a link becomes one
 /// ([`step`]), whether it reads values, and what each does to a block ([`apply`]).
 macro_rules! steps {
-    ($($op:ident => $f:expr, $splat:ident, $splat_right:ident, $values:ident, $values_right:ident;)*) => {
+    ($($op:ident => $f:expr, $splat:ident, $splat_right:ident, $values:ident, $values_right:ident,
+        $row:ident, $row_right:ident, $per_row:ident, $per_row_right:ident;)*) => {
         /// A link resolved for one chunk: its op, the side the running value is on (`…Right`:
-        /// the right), and its other operand: one value for the chunk (`…Splat…`), or the
-        /// chunk's values (`…Values…`, at least the chunk's length).
+        /// the right), and its other operand: one value for the chunk (`…Splat…`), the
+        /// chunk's values (`…Values…`, at least the chunk's length), one row's for every row
+        /// (`…Row…`), or one value per row (`…PerRow…`: row `r`'s at `r·step`).
         #[derive(Clone, Copy)]
         enum Step<'a> {
             Neg,
             Abs,
-            $($splat(f32), $splat_right(f32), $values(&'a [f32]), $values_right(&'a [f32]),)*
+            /// Maximum with a splat that is not NaN (see [`maximum_ordered`]).
+            MaxOrdered(f32),
+            /// Minimum with a splat that is not NaN (see [`minimum_ordered`]).
+            MinOrdered(f32),
+            $(
+                $splat(f32), $splat_right(f32), $values(&'a [f32]), $values_right(&'a [f32]),
+                $row(&'a [f32]), $row_right(&'a [f32]), $per_row(&'a [f32], usize),
+                $per_row_right(&'a [f32], usize),
+            )*
         }
 
         /// `link` resolved for a chunk of `len` elements.
@@ -52,7 +62,25 @@ macro_rules! steps {
             let Link::Binary { op, other, running_left } = link else {
                 return if link == Link::Neg { Step::Neg } else { Step::Abs };
             };
-            match (op, operands.operand(other), running_left) {
+            let other = match operands.operand(other) {
+                ChainOperand::Chunk(other) => other,
+                ChainOperand::Row(values) => return match (op, running_left) {
+                    $(
+                        (ChainOp::$op, true) => Step::$row(values),
+                        (ChainOp::$op, false) => Step::$row_right(values),
+                    )*
+                },
+                ChainOperand::PerRow { values, step } => return match (op, running_left) {
+                    $(
+                        (ChainOp::$op, true) => Step::$per_row(values, step),
+                        (ChainOp::$op, false) => Step::$per_row_right(values, step),
+                    )*
+                },
+            };
+            match (op, other, running_left) {
+                // Maximum and minimum are commutative (up to which NaN results).
+                (ChainOp::Max, Operand::Splat(v), _) if !v.is_nan() => Step::MaxOrdered(v),
+                (ChainOp::Min, Operand::Splat(v), _) if !v.is_nan() => Step::MinOrdered(v),
                 $(
                     (ChainOp::$op, Operand::Splat(v), true) => Step::$splat(v),
                     (ChainOp::$op, Operand::Splat(v), false) => Step::$splat_right(v),
@@ -63,24 +91,40 @@ macro_rules! steps {
         }
 
         impl Step<'_> {
-            /// Whether the step reads no values of another operand (only splats).
-            fn reads_no_values(&self) -> bool {
-                !matches!(self, $(Step::$values(_) | Step::$values_right(_))|*)
+            /// Whether the step reads one value for the whole chunk (a splat).
+            fn reads_one_value(&self) -> bool {
+                matches!(self, Step::Neg | Step::Abs | Step::MaxOrdered(_) | Step::MinOrdered(_)
+                    $(| Step::$splat(_) | Step::$splat_right(_))*)
             }
         }
 
-        /// `step` on the block of lanes `first..first + LANES`.
+        /// `step` on `block`, the lanes `first..first + LANES` of the chunk, the lanes
+        /// `lane..lane + LANES` of row `row`.
         #[target_feature(enable = "avx2")]
         #[inline]
-        fn apply(step: Step<'_>, block: &mut Block, first: usize, sign: __m256) {
+        fn apply(step: Step<'_>, block: &mut Block, [first, lane, row]: [usize; 3], sign: __m256) {
             match step {
                 Step::Neg => each(block, |a| _mm256_xor_ps(a, sign)),
                 Step::Abs => each(block, |a| _mm256_andnot_ps(sign, a)),
+                Step::MaxOrdered(b) => {
+                    let (b, keep) = (_mm256_set1_ps(b), ordered_mask(b.is_sign_positive(), sign));
+                    each(block, |a| maximum_ordered(a, b, keep))
+                }
+                Step::MinOrdered(b) => {
+                    let (b, set) = (_mm256_set1_ps(b), ordered_mask(b.is_sign_negative(), sign));
+                    each(block, |a| minimum_ordered(a, b, set))
+                }
                 $(
-                    Step::$splat(b) => each(block, |a| $f(a, _mm256_set1_ps(b))),
-                    Step::$splat_right(b) => each(block, |a| $f(_mm256_set1_ps(b), a)),
+                    Step::$splat(b) => each_splat(block, b, |a, b| $f(a, b)),
+                    Step::$splat_right(b) => each_splat(block, b, |a, b| $f(b, a)),
                     Step::$values(values) => each_with(block, values, first, |a, b| $f(a, b)),
                     Step::$values_right(values) => each_with(block, values, first, |a, b| $f(b, a)),
+                    Step::$row(values) => each_with(block, values, lane, |a, b| $f(a, b)),
+                    Step::$row_right(values) => each_with(block, values, lane, |a, b| $f(b, a)),
+                    Step::$per_row(values, step) => each_splat(block, values[row * step], |a, b| $f(a, b)),
+                    Step::$per_row_right(values, step) => {
+                        each_splat(block, values[row * step], |a, b| $f(b, a))
+                    }
                 )*
             }
         }
@@ -88,16 +132,23 @@ macro_rules! steps {
 }
 
 steps! {
-    Add => |a, b| _mm256_add_ps(a, b), AddSplat, AddSplatRight, AddValues, AddValuesRight;
-    Sub => |a, b| _mm256_sub_ps(a, b), SubSplat, SubSplatRight, SubValues, SubValuesRight;
-    Mul => |a, b| _mm256_mul_ps(a, b), MulSplat, MulSplatRight, MulValues, MulValuesRight;
-    Div => |a, b| _mm256_div_ps(a, b), DivSplat, DivSplatRight, DivValues, DivValuesRight;
-    Max => |a, b| maximum(a, b), MaxSplat, MaxSplatRight, MaxValues, MaxValuesRight;
-    Min => |a, b| minimum(a, b), MinSplat, MinSplatRight, MinValues, MinValuesRight;
+    Add => |a, b| _mm256_add_ps(a, b), AddSplat, AddSplatRight, AddValues, AddValuesRight,
+        AddRow, AddRowRight, AddPerRow, AddPerRowRight;
+    Sub => |a, b| _mm256_sub_ps(a, b), SubSplat, SubSplatRight, SubValues, SubValuesRight,
+        SubRow, SubRowRight, SubPerRow, SubPerRowRight;
+    Mul => |a, b| _mm256_mul_ps(a, b), MulSplat, MulSplatRight, MulValues, MulValuesRight,
+        MulRow, MulRowRight, MulPerRow, MulPerRowRight;
+    Div => |a, b| _mm256_div_ps(a, b), DivSplat, DivSplatRight, DivValues, DivValuesRight,
+        DivRow, DivRowRight, DivPerRow, DivPerRowRight;
+    Max => |a, b| maximum(a, b), MaxSplat, MaxSplatRight, MaxValues, MaxValuesRight,
+        MaxRow, MaxRowRight, MaxPerRow, MaxPerRowRight;
+    Min => |a, b| minimum(a, b), MinSplat, MinSplatRight, MinValues, MinValuesRight,
+        MinRow, MinRowRight, MinPerRow, MinPerRowRight;
 }
 
-/// The chain over the chunk (see `chunk_ops::chain`): needs `out.len() ≥ LANES` unless every
-/// operand is a splat; returns whether the result is a splat.
+/// The chain over the chunk of rows of `row_len` (see `chunk_ops::chain`): needs
+/// `out.len() ≥ LANES` unless every operand is a splat, and rows of whole blocks if an
+/// operand is of a row form; returns whether the result is a splat.
 ///
 /// # Safety
 /// The CPU has AVX2.
@@ -107,6 +158,7 @@ pub(super) unsafe fn chain(
     links: &[Link],
     operands: &impl ChainOperands<f32>,
     out: &mut [f32],
+    row_len: usize,
 ) -> bool {
     let len = out.len();
     // Resolved on the stack: an allocation per chunk cost layer norm about 700 instructions
@@ -122,13 +174,14 @@ pub(super) unsafe fn chain(
         on_heap = links.iter().map(|&link| step(link, operands, len)).collect();
         &on_heap[..]
     };
-    let splat = matches!(start, Operand::Splat(_)) && steps.iter().all(|step| step.reads_no_values());
+    let splat = matches!(start, Operand::Splat(_)) && steps.iter().all(|step| step.reads_one_value());
     // One block when every operand is a splat (its first lane is the value); otherwise the
     // last block ends at the chunk's end, overlapping the one before: its lanes are computed
-    // again, to the same values.
+    // again, to the same values. (With an operand of a row form, rows are whole blocks: no
+    // block overlaps, and each lies in one row.)
     let last = if splat { 0 } else { len - LANES };
     let sign = _mm256_set1_ps(-0.0);
-    let mut next = 0;
+    let (mut next, mut lane, mut row) = (0, 0, 0);
     loop {
         let first = next.min(last);
         let mut block = match start {
@@ -136,7 +189,7 @@ pub(super) unsafe fn chain(
             Operand::Values(values) => load(&values[first..]),
         };
         for &step in steps {
-            apply(step, &mut block, first, sign);
+            apply(step, &mut block, [first, lane, row], sign);
         }
         if splat {
             out[0] = _mm256_cvtss_f32(block[0]);
@@ -147,6 +200,10 @@ pub(super) unsafe fn chain(
             return false;
         }
         next = first + LANES;
+        lane += LANES;
+        if lane >= row_len {
+            (lane, row) = (0, row + 1);
+        }
     }
 }
 
@@ -161,6 +218,14 @@ fn each_with(block: &mut Block, values: &[f32], first: usize, f: impl Fn(__m256,
     }
 }
 
+/// `f(running, value)` on every register of the block.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn each_splat(block: &mut Block, value: f32, f: impl Fn(__m256, __m256) -> __m256) {
+    let value = _mm256_set1_ps(value);
+    each(block, |a| f(a, value));
+}
+
 /// `f` on every register of the block.
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -168,22 +233,53 @@ fn each(block: &mut Block, f: impl Fn(__m256) -> __m256) {
     block.iter_mut().for_each(|a| *a = f(*a));
 }
 
-/// IEEE 754-2019 maximum, as `math::maximum`: NaN if either is, +0 for ±0.
+/// IEEE 754-2019 maximum, as `math::maximum`: NaN if either is, +0 for ±0. `vmaxps` returns
+/// its second operand when either is NaN or they are equal, so the two orders agree unless
+/// one is NaN (then the unordered mask, all ones, is a NaN) or they are zeros of both signs
+/// (then their `and` is +0).
 #[target_feature(enable = "avx2")]
 #[inline]
 fn maximum(a: __m256, b: __m256) -> __m256 {
-    let larger = _mm256_blendv_ps(b, a, _mm256_cmp_ps::<_CMP_GT_OQ>(a, b));
-    let larger = _mm256_blendv_ps(larger, _mm256_and_ps(a, b), _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b));
-    _mm256_blendv_ps(larger, _mm256_set1_ps(f32::NAN), _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b))
+    let both = _mm256_and_ps(_mm256_max_ps(a, b), _mm256_max_ps(b, a));
+    _mm256_or_ps(both, _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b))
 }
 
-/// IEEE 754-2019 minimum, as `math::minimum`: NaN if either is, −0 for ±0.
+/// IEEE 754-2019 minimum, as `math::minimum`: NaN if either is, −0 for ±0 (as `maximum`,
+/// with `or` making −0 of zeros of both signs).
 #[target_feature(enable = "avx2")]
 #[inline]
 fn minimum(a: __m256, b: __m256) -> __m256 {
-    let smaller = _mm256_blendv_ps(b, a, _mm256_cmp_ps::<_CMP_LT_OQ>(a, b));
-    let smaller = _mm256_blendv_ps(smaller, _mm256_or_ps(a, b), _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b));
-    _mm256_blendv_ps(smaller, _mm256_set1_ps(f32::NAN), _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b))
+    let both = _mm256_or_ps(_mm256_min_ps(a, b), _mm256_min_ps(b, a));
+    _mm256_or_ps(both, _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b))
+}
+
+/// The sign mask when `sign_bit` holds, else 0: what `maximum_ordered` keeps of a result and
+/// `minimum_ordered` sets in one.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn ordered_mask(sign_bit: bool, sign: __m256) -> __m256 {
+    if sign_bit {
+        sign
+    } else {
+        _mm256_setzero_ps()
+    }
+}
+
+/// `maximum(a, b)` for a `b` that is not NaN, in two instructions: `vmaxps(b, a)` is `a` when
+/// `a` is NaN, and is only wrong for `a` = −0, `b` = +0; a `b` of positive sign makes the
+/// result positive, so its sign bit is then cleared (`clear` is the sign mask; else 0).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn maximum_ordered(a: __m256, b: __m256, clear: __m256) -> __m256 {
+    _mm256_andnot_ps(clear, _mm256_max_ps(b, a))
+}
+
+/// `minimum(a, b)` for a `b` that is not NaN: `vminps(b, a)`, whose sign bit is set when `b`
+/// is negative (`set` is then the sign mask; else 0), which only changes `a` = +0, `b` = −0.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn minimum_ordered(a: __m256, b: __m256, set: __m256) -> __m256 {
+    _mm256_or_ps(set, _mm256_min_ps(b, a))
 }
 
 /// The first `LANES` of `values`, as an array (a chain's operands hold every block of its
@@ -219,5 +315,62 @@ fn store(block: &Block, out: &mut [f32]) {
         // SAFETY: `lanes` is `WIDTH` (8) writable `f32`s (`chunks_exact_mut`), what an
         // unaligned 256-bit store writes.
         unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), *register) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::arch::x86_64::_mm256_storeu_ps;
+
+    use super::*;
+    use crate::exec::math::{maximum as scalar_maximum, minimum as scalar_minimum};
+
+    /// Every kind of `f32` that maximum and minimum treat apart.
+    const SPECIALS: [f32; 11] =
+        [f32::NAN, -f32::NAN, 0.0, -0.0, 1.0, -1.0, 2.5, f32::INFINITY, f32::NEG_INFINITY, 1e-40, -1e-40];
+
+    /// The eight lanes of a register.
+    fn lanes(register: __m256) -> [f32; WIDTH] {
+        let mut lanes = [0.0; WIDTH];
+        // SAFETY: `lanes` is `WIDTH` (8) writable `f32`s.
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), register) };
+        lanes
+    }
+
+    /// Whether `got` is `want` to the bit, or both are NaN.
+    fn same(got: f32, want: f32) -> bool {
+        got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan())
+    }
+
+    /// The vector extrema, general and against a splat that is not NaN, match the scalar ones
+    /// (IEEE 754-2019: NaN wins, −0 below +0) on every pair of special values, either way round.
+    #[test]
+    fn extrema_match_the_scalar_ones_on_every_special_pair() {
+        if !is_x86_feature_detected!("avx2") {
+            return;
+        }
+        for a in SPECIALS {
+            for b in SPECIALS {
+                // SAFETY: the CPU has AVX2 (checked above).
+                let (va, vb, sign) = unsafe { (_mm256_set1_ps(a), _mm256_set1_ps(b), _mm256_set1_ps(-0.0)) };
+                // SAFETY: as above.
+                let general = unsafe { [maximum(va, vb), minimum(va, vb)] };
+                let (max, min) = (scalar_maximum(a, b), scalar_minimum(a, b));
+                assert!(same(lanes(general[0])[0], max), "maximum({a:?}, {b:?})");
+                assert!(same(lanes(general[1])[0], min), "minimum({a:?}, {b:?})");
+                if b.is_nan() {
+                    continue;
+                }
+                // SAFETY: as above.
+                let ordered = unsafe {
+                    [
+                        maximum_ordered(va, vb, ordered_mask(b.is_sign_positive(), sign)),
+                        minimum_ordered(va, vb, ordered_mask(b.is_sign_negative(), sign)),
+                    ]
+                };
+                assert!(same(lanes(ordered[0])[0], max), "maximum_ordered({a:?}, {b:?})");
+                assert!(same(lanes(ordered[1])[0], min), "minimum_ordered({a:?}, {b:?})");
+            }
+        }
     }
 }
