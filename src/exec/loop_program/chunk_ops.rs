@@ -439,11 +439,8 @@ pub(super) enum ChainOperand<'a, T> {
     Chunk(Operand<'a, T>),
     /// The same values along every row (a row vector broadcast down a tile of rows).
     Row(&'a [T]),
-    /// One value per row: row `r`'s is `values[r·step]` (a column broadcast along the rows).
-    PerRow {
-        values: &'a [T],
-        step: usize,
-    },
+    /// One value per row: row `r`'s is `values[r]` (a column broadcast along the rows).
+    PerRow(&'a [T]),
 }
 
 /// The lanes [`chain`] computes at once; `None` where this CPU computes no chains (without

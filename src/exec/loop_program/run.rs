@@ -78,9 +78,9 @@ enum Form {
     /// One row's elements, the same in every row of the chunk: a row vector broadcast down a
     /// tile, read in place (only chain links read it; see [`broadcast_rows`]).
     Row,
-    /// One element per row, row `r`'s `r·step` elements after the first: a column broadcast
-    /// along the rows, read in place (only chain links read it).
-    PerRow(usize),
+    /// One element per row, row after row: a column broadcast along the rows, read in place
+    /// (only chain links read it).
+    PerRow,
 }
 
 impl Values {
@@ -98,7 +98,7 @@ impl Values {
             Form::Splat => Some(Operand::Splat(unsafe { ptr.read() })),
             // SAFETY: the caller's guarantee.
             Form::Chunk => Some(Operand::Values(unsafe { std::slice::from_raw_parts(ptr, count) })),
-            Form::Row | Form::PerRow(_) => None,
+            Form::Row | Form::PerRow => None,
         }
     }
 
@@ -107,7 +107,7 @@ impl Values {
     /// # Safety
     /// `ptr` points to initialized `T`s that nothing writes while the result lives: the
     /// chunk's count of them ([`Form::Chunk`]), one (a splat), a row's ([`Form::Row`]), or
-    /// one every `step` for each row but the last and one for it ([`Form::PerRow`]).
+    /// one per row ([`Form::PerRow`]).
     #[inline(always)]
     unsafe fn chain_operand<'a, T: Copy>(self, chunk: Chunk) -> ChainOperand<'a, T> {
         let ptr = self.ptr.cast::<T>();
@@ -115,7 +115,7 @@ impl Values {
             Form::Splat => 1,
             Form::Chunk => chunk.count(),
             Form::Row => chunk.len,
-            Form::PerRow(step) => (chunk.rows - 1) * step + 1,
+            Form::PerRow => chunk.rows,
         };
         // SAFETY: the caller's guarantee: `ptr` points to `len` such `T`s.
         let values = unsafe { std::slice::from_raw_parts(ptr, len) };
@@ -123,7 +123,7 @@ impl Values {
             Form::Splat => ChainOperand::Chunk(Operand::Splat(values[0])),
             Form::Chunk => ChainOperand::Chunk(Operand::Values(values)),
             Form::Row => ChainOperand::Row(values),
-            Form::PerRow(step) => ChainOperand::PerRow { values, step },
+            Form::PerRow => ChainOperand::PerRow(values),
         }
     }
 }
@@ -657,7 +657,15 @@ unsafe fn evaluate(
     let splat = match &node.kind {
         NodeKind::Load { input, .. } => with_native_type!(node.element_type, T => {
             let source = inputs[*input].slice::<T>()?;
-            load::<T>(source, start, [tile_step, step], chunk, out!(T))
+            match uniform {
+                // Read here: a call of the dispatched `load` costs more than the read (about
+                // 90 instructions per row of layer norm and softmax).
+                true => {
+                    out!(T)[0] = *source.get(usize::try_from(start).ok()?)?;
+                    true
+                }
+                false => load::<T>(source, start, [tile_step, step], chunk, out!(T)),
+            }
         }),
         NodeKind::Index { .. } => with_native_type!(node.element_type, T => {
             let out = out!(T);
@@ -777,7 +785,7 @@ fn broadcast_rows(
     };
     let (form, len) = match (tile_step, step) {
         (0, 1) => (Form::Row, chunk.len),
-        (1.., 0) => (Form::PerRow(tile_step as usize), (chunk.rows - 1) * tile_step as usize + 1),
+        (1, 0) => (Form::PerRow, chunk.rows),
         _ => return None,
     };
     let start = usize::try_from(start).ok()?;

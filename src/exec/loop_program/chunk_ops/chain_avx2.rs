@@ -40,7 +40,7 @@ macro_rules! steps {
         /// A link resolved for one chunk: its op, the side the running value is on (`…Right`:
         /// the right), and its other operand: one value for the chunk (`…Splat…`), the
         /// chunk's values (`…Values…`, at least the chunk's length), one row's for every row
-        /// (`…Row…`), or one value per row (`…PerRow…`: row `r`'s at `r·step`).
+        /// (`…Row…`), or one value per row (`…PerRow…`: row `r`'s at `r`).
         #[derive(Clone, Copy)]
         enum Step<'a> {
             Neg,
@@ -51,8 +51,7 @@ macro_rules! steps {
             MinOrdered(f32),
             $(
                 $splat(f32), $splat_right(f32), $values(&'a [f32]), $values_right(&'a [f32]),
-                $row(&'a [f32]), $row_right(&'a [f32]), $per_row(&'a [f32], usize),
-                $per_row_right(&'a [f32], usize),
+                $row(&'a [f32]), $row_right(&'a [f32]), $per_row(&'a [f32]), $per_row_right(&'a [f32]),
             )*
         }
 
@@ -70,10 +69,10 @@ macro_rules! steps {
                         (ChainOp::$op, false) => Step::$row_right(values),
                     )*
                 },
-                ChainOperand::PerRow { values, step } => return match (op, running_left) {
+                ChainOperand::PerRow(values) => return match (op, running_left) {
                     $(
-                        (ChainOp::$op, true) => Step::$per_row(values, step),
-                        (ChainOp::$op, false) => Step::$per_row_right(values, step),
+                        (ChainOp::$op, true) => Step::$per_row(values),
+                        (ChainOp::$op, false) => Step::$per_row_right(values),
                     )*
                 },
             };
@@ -91,6 +90,12 @@ macro_rules! steps {
         }
 
         impl Step<'_> {
+            /// Whether the step reads an operand of a row form.
+            fn reads_rows(&self) -> bool {
+                matches!(self, $(Step::$row(_) | Step::$row_right(_) | Step::$per_row(_)
+                    | Step::$per_row_right(_))|*)
+            }
+
             /// Whether the step reads one value for the whole chunk (a splat).
             fn reads_one_value(&self) -> bool {
                 matches!(self, Step::Neg | Step::Abs | Step::MaxOrdered(_) | Step::MinOrdered(_)
@@ -121,10 +126,8 @@ macro_rules! steps {
                     Step::$values_right(values) => each_with(block, values, first, |a, b| $f(b, a)),
                     Step::$row(values) => each_with(block, values, lane, |a, b| $f(a, b)),
                     Step::$row_right(values) => each_with(block, values, lane, |a, b| $f(b, a)),
-                    Step::$per_row(values, step) => each_splat(block, values[row * step], |a, b| $f(a, b)),
-                    Step::$per_row_right(values, step) => {
-                        each_splat(block, values[row * step], |a, b| $f(b, a))
-                    }
+                    Step::$per_row(values) => each_splat(block, values[row], |a, b| $f(a, b)),
+                    Step::$per_row_right(values) => each_splat(block, values[row], |a, b| $f(b, a)),
                 )*
             }
         }
@@ -180,6 +183,8 @@ pub(super) unsafe fn chain(
     // again, to the same values. (With an operand of a row form, rows are whole blocks: no
     // block overlaps, and each lies in one row.)
     let last = if splat { 0 } else { len - LANES };
+    // Rows are tracked only for operands of a row form.
+    let rows = steps.iter().any(|step| step.reads_rows());
     let sign = _mm256_set1_ps(-0.0);
     let (mut next, mut lane, mut row) = (0, 0, 0);
     loop {
@@ -200,9 +205,11 @@ pub(super) unsafe fn chain(
             return false;
         }
         next = first + LANES;
-        lane += LANES;
-        if lane >= row_len {
-            (lane, row) = (0, row + 1);
+        if rows {
+            lane += LANES;
+            if lane == row_len {
+                (lane, row) = (0, row + 1);
+            }
         }
     }
 }
