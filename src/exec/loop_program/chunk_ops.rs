@@ -359,9 +359,9 @@ impl Chunk {
 
 dispatched! {
 /// Reads a chunk of `source`: element (r, i) from `start + r·tile_step + i·step`. A splat
-/// when it is one value (both steps 0, or one row with step 0); rows copied when contiguous
-/// (a row broadcast down the tile read once);
-/// otherwise gathered, column by column when the rows are the contiguous direction (a
+/// when it is one value (both steps 0, or one row with step 0: `evaluate` reads those itself,
+/// cheaper than this call); rows copied when contiguous (a row broadcast down the tile read
+/// once); otherwise gathered, column by column when the rows are the contiguous direction (a
 /// transposed input). Returns whether it is a splat.
 fn load<T: Element>(source: &[T], start: isize, steps: [isize; 2], chunk: Chunk, out: &mut [T]) -> bool {
     let [tile_step, step] = steps;
