@@ -105,12 +105,7 @@ fn linkable(node: &Node) -> bool {
 /// such a node too and read by nothing else (of two, the one with the longer chain); a chain
 /// has at least [`MIN_LINKS`] links.
 pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
-    let mut reads = vec![0usize; nodes.len()];
-    for node in nodes {
-        for &operand in &node.operands {
-            reads[operand] += 1;
-        }
-    }
+    let reads = reads(nodes);
     // Whether a node is one value for every element of a row (computed from constants and
     // row reductions): such a node is one scalar op per row on its own, and a block of lanes
     // per 64 elements in a chain.
@@ -168,6 +163,15 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
     roles
 }
 
+/// How many times each of `nodes` is read as an operand.
+fn reads(nodes: &[Node]) -> Vec<usize> {
+    let mut reads = vec![0usize; nodes.len()];
+    for &operand in nodes.iter().flat_map(|node| &node.operands) {
+        reads[operand] += 1;
+    }
+    reads
+}
+
 /// Where each node's operands are read, given the nodes' `roles`: at the node itself, or for a
 /// node inside a chain at the chain's last node (so the slots of what a chain reads stay
 /// theirs until it has run).
@@ -183,10 +187,7 @@ pub(super) fn read_at(roles: &[Role]) -> Vec<usize> {
 /// their other operand: never as a chain's start, nor by a node evaluated on its own. When
 /// chains run, such a node's values may be in a form only the chain kernel reads.
 pub(super) fn read_by_links_only(nodes: &[Node], roles: &[Role]) -> Vec<bool> {
-    let mut reads = vec![0usize; nodes.len()];
-    for &operand in nodes.iter().flat_map(|node| &node.operands) {
-        reads[operand] += 1;
-    }
+    let reads = reads(nodes);
     let mut link_reads = vec![0usize; nodes.len()];
     for role in roles {
         if let Role::End(chain) = role {
@@ -267,7 +268,7 @@ mod tests {
     #[test]
     fn only_operands_read_by_links_alone_are_read_by_links_only() {
         // ((x + b) · s − b) · b, then + x: b is read by three links only; s by one; x is the
-        // start and read by the last add (which continues the chain); y·x starts nothing.
+        // start and read by the last add (which continues the chain).
         let binary = |op, operands: &[usize]| node(NodeKind::Binary(op), F32, operands);
         let nodes = vec![
             load(F32),                      // 0: x
