@@ -321,8 +321,16 @@ fn fold<T: Element>(op: BinaryOp, acc: &mut T, values: &[T]) -> bool {
         op,
         BinaryOp::Add | BinaryOp::Mul | BinaryOp::Max | BinaryOp::Min | BinaryOp::And | BinaryOp::Or | BinaryOp::Xor
     );
+    let plain = match op {
+        _ if values.len() < 2 * LANES => None,
+        BinaryOp::Max => plain_extremum(values, |lane, v| if v > lane { v } else { lane }),
+        BinaryOp::Min => plain_extremum(values, |lane, v| if v < lane { v } else { lane }),
+        _ => None,
+    };
     with_binary_fn!(T, op, f => {
-        if !associative || values.len() < 2 * LANES {
+        if let Some(extremum) = plain {
+            *acc = f(*acc, extremum);
+        } else if !associative || values.len() < 2 * LANES {
             *acc = values.iter().fold(*acc, |acc, &v| f(acc, v));
         } else {
             let mut lanes: [T; LANES] = std::array::from_fn(|i| values[i]);
@@ -421,6 +429,32 @@ fn load<T: Element>(source: &[T], start: isize, steps: [isize; 2], chunk: Chunk,
 }
 }
 
+/// The largest (or smallest) of `values` (at least `LANES`) by plain comparisons, `pick(lane,
+/// v)` being `v` where it compares greater (or smaller): one `maxps` or `minps` per vector of
+/// lanes, where `maximum` and `minimum` take seven instructions. `None` where that may differ
+/// from them: a NaN among `values` (a plain comparison drops it) or a zero result (−0 and +0
+/// compare equal).
+#[inline(always)]
+fn plain_extremum<T: Element>(values: &[T], pick: impl Fn(T, T) -> T) -> Option<T> {
+    let mut lanes: [T; LANES] = std::array::from_fn(|i| values[i]);
+    // A NaN is the one value unequal to itself (for any element type).
+    #[allow(clippy::eq_op)]
+    let is_nan = |v: T| v != v;
+    // Each lane becomes a NaN once one of its values is.
+    let mut nans = lanes;
+    let mut chunks = values[LANES..].chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for ((lane, nan), &v) in lanes.iter_mut().zip(&mut nans).zip(chunk) {
+            *lane = pick(*lane, v);
+            *nan = if is_nan(v) { v } else { *nan };
+        }
+    }
+    let rest = chunks.remainder();
+    let extremum = lanes.into_iter().chain(rest.iter().copied()).fold(lanes[0], &pick);
+    let nan = nans.into_iter().chain(rest.iter().copied()).any(is_nan);
+    (!nan && extremum != T::ZERO).then_some(extremum)
+}
+
 /// Lanes of independent accumulators when folding a chunk: they break the dependency chain so
 /// the fold vectorizes (for the associative ops).
 const LANES: usize = 16;
@@ -478,6 +512,52 @@ pub(super) fn chain(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `fold`'s max and min against `maximum` and `minimum` folded in order, from several
+    /// starting values, over rows (shorter than, as long as and longer than its lanes, and
+    /// with a remainder) mixing ordinary values with NaN, −0 and +0, infinities and denormals
+    /// at random places, each special value alone or never: a NaN only in the remainder,
+    /// only among the first lanes, a zero extremum of either sign.
+    #[test]
+    fn extremum_folds_match_the_ordered_ones() {
+        use crate::exec::math::{maximum, minimum};
+        let specials = [f32::NAN, -0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, 1e-40, -1e-40];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        for len in [16, 31, 32, 33, 47, 64, 100] {
+            for _ in 0..300 {
+                // Each row draws from a few of the specials, one in 8 values a special.
+                let allowed: Vec<f32> = specials.iter().copied().filter(|_| next(3) == 0).collect();
+                let all_negative = next(4) == 0;
+                let values: Vec<f32> = (0..len)
+                    .map(|_| match next(8) {
+                        0 if !allowed.is_empty() => allowed[next(allowed.len() as u64) as usize],
+                        _ if all_negative => -(next(1000) as f32) / 7.0 - 0.5,
+                        _ => (next(2000) as f32 - 1000.0) / 7.0,
+                    })
+                    .collect();
+                for init in [f32::NEG_INFINITY, f32::INFINITY, -0.0, 0.0, -5.0] {
+                    for (op, exact) in
+                        [(BinaryOp::Max, maximum::<f32> as fn(f32, f32) -> f32), (BinaryOp::Min, minimum)]
+                    {
+                        let expected = values.iter().fold(init, |acc, &v| exact(acc, v));
+                        let mut acc = init;
+                        fold(op, &mut acc, &values);
+                        assert!(
+                            same(acc, expected),
+                            "{op:?} from {init} of {values:?}: {acc} against {expected}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     /// Every arm of `load` against its definition, element (r, i) from
     /// `start + r·tile_step + i·step`: contiguous rows, one row for the whole tile (at 3 rows
