@@ -6,18 +6,20 @@ use super::{select, Real};
 
 /// The larger of `a` and `b`; NaN if either is, +0 for ±0.
 ///
-/// Equal values differ at most in the sign of a zero, so where `a == b` the result is the
-/// bitwise and of the two: −0 only if both are.
+/// `a > b ? a : b` and `b > a ? b : a` (one `maxps` each) are both the larger of two ordered
+/// values that differ; where they are equal (at most in the sign of a zero) one is `a`, the
+/// other `b`, so their bitwise and is the result: −0 only if both are.
 #[inline(always)]
 pub(crate) fn maximum<T: Real>(a: T, b: T) -> T {
-    let larger = select(a == b, a.and_bits(b), select(a > b, a, b));
+    let larger = select(a > b, a, b).and_bits(select(b > a, b, a));
     select(a.is_nan() | b.is_nan(), T::NAN, larger)
 }
 
-/// The smaller of `a` and `b`; NaN if either is, −0 for ±0 (the bitwise or where equal).
+/// The smaller of `a` and `b`; NaN if either is, −0 for ±0 (the bitwise or where equal, as
+/// [`maximum`]).
 #[inline(always)]
 pub(crate) fn minimum<T: Real>(a: T, b: T) -> T {
-    let smaller = select(a == b, a.or_bits(b), select(a < b, a, b));
+    let smaller = select(a < b, a, b).or_bits(select(b < a, b, a));
     select(a.is_nan() | b.is_nan(), T::NAN, smaller)
 }
 
