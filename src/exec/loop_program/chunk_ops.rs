@@ -315,7 +315,8 @@ fn accumulate<T: Element>(op: BinaryOp, acc: &mut [T], values: Operand<'_, T>) -
 
 /// `values` folded into `acc` with `op`: in `LANES` interleaved partial results for the
 /// associative ops (add, multiply, max, min, and, or, xor; float sums are reassociated, as XLA
-/// may), in order for any other op.
+/// may), in order for any other op. Max and min fold by plain comparisons where that is
+/// exact (see `plain_extremum`).
 fn fold<T: Element>(op: BinaryOp, acc: &mut T, values: &[T]) -> bool {
     let associative = matches!(
         op,
@@ -431,9 +432,9 @@ fn load<T: Element>(source: &[T], start: isize, steps: [isize; 2], chunk: Chunk,
 
 /// The largest (or smallest) of `values` (at least `LANES`) by plain comparisons, `pick(lane,
 /// v)` being `v` where it compares greater (or smaller): one `maxps` or `minps` per vector of
-/// lanes, where `maximum` and `minimum` take seven instructions. `None` where that may differ
-/// from them: a NaN among `values` (a plain comparison drops it) or a zero result (−0 and +0
-/// compare equal).
+/// lanes (and two to track NaNs), where `maximum` and `minimum` take five. `None` where that
+/// may differ from them: a NaN among `values` (a plain comparison drops it) or a zero result
+/// (−0 and +0 compare equal).
 #[inline(always)]
 fn plain_extremum<T: Element>(values: &[T], pick: impl Fn(T, T) -> T) -> Option<T> {
     let mut lanes: [T; LANES] = std::array::from_fn(|i| values[i]);
