@@ -518,10 +518,26 @@ mod tests {
     /// starting values, over rows (shorter than, as long as and longer than its lanes, and
     /// with a remainder) mixing ordinary values with NaN, −0 and +0, infinities and denormals
     /// at random places, each special value alone or never: a NaN only in the remainder,
-    /// only among the first lanes, a zero extremum of either sign.
+    /// only among the first lanes, a zero extremum of either sign. The same rows in `f64`
+    /// and (rounded) in `i32` too.
     #[test]
     fn extremum_folds_match_the_ordered_ones() {
-        use crate::exec::math::{maximum, minimum};
+        fn check<T: Element>(values: &[T], inits: [T; 5]) {
+            let same = |a: T, b: T| a == b && a.to_f64().to_bits() == b.to_f64().to_bits();
+            let both_nan = |a: T, b: T| a.to_f64().is_nan() && b.to_f64().is_nan();
+            for init in inits {
+                for (op, exact) in [(BinaryOp::Max, T::maximum as fn(T, T) -> T), (BinaryOp::Min, T::minimum)]
+                {
+                    let expected = values.iter().fold(init, |acc, &v| exact(acc, v));
+                    let mut acc = init;
+                    fold(op, &mut acc, values);
+                    assert!(
+                        same(acc, expected) || both_nan(acc, expected),
+                        "{op:?} from {init:?} of {values:?}: {acc:?} against {expected:?}"
+                    );
+                }
+            }
+        }
         let specials = [f32::NAN, -0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, 1e-40, -1e-40];
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;
         let mut next = move |below: u64| {
@@ -530,7 +546,6 @@ mod tests {
             state ^= state << 17;
             state % below
         };
-        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
         for len in [16, 31, 32, 33, 47, 64, 100] {
             for _ in 0..300 {
                 // Each row draws from a few of the specials, one in 8 values a special.
@@ -543,19 +558,10 @@ mod tests {
                         _ => (next(2000) as f32 - 1000.0) / 7.0,
                     })
                     .collect();
-                for init in [f32::NEG_INFINITY, f32::INFINITY, -0.0, 0.0, -5.0] {
-                    for (op, exact) in
-                        [(BinaryOp::Max, maximum::<f32> as fn(f32, f32) -> f32), (BinaryOp::Min, minimum)]
-                    {
-                        let expected = values.iter().fold(init, |acc, &v| exact(acc, v));
-                        let mut acc = init;
-                        fold(op, &mut acc, &values);
-                        assert!(
-                            same(acc, expected),
-                            "{op:?} from {init} of {values:?}: {acc} against {expected}"
-                        );
-                    }
-                }
+                let inits = [f32::NEG_INFINITY, f32::INFINITY, -0.0, 0.0, -5.0];
+                check(&values, inits);
+                check(&values.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(), inits.map(f64::from));
+                check(&values.iter().map(|&v| v as i32).collect::<Vec<_>>(), [i32::MIN, i32::MAX, 0, 0, -5]);
             }
         }
     }
