@@ -189,7 +189,7 @@ proptest! {
         column_major in any::<bool>(),
         producer in 0usize..3,
         reduce_op in 0usize..4,
-        consumer in 0usize..3,
+        consumer in 0usize..4,
         seed in any::<u32>(),
     ) {
         let mut dims = outer.clone();
@@ -217,6 +217,8 @@ proptest! {
         let out = match consumer {
             0 => sub(p, r, &kept),
             1 => add(mul(p, r, &kept), p, &[]),
+            // Scalar ops on each row's value before it is broadcast (as layer norm's variance).
+            2 => add(p, sub(mul(r, r, &[]), r, &[]), &kept),
             _ => max(r, p, &kept),
         };
         let computation = b.build(out).expect("a valid graph");

@@ -691,7 +691,16 @@ unsafe fn evaluate(
             chunk_ops::unary(*op, operand!(0, T), out!(T))
         }),
         NodeKind::Binary(op) => with_native_type!(node.element_type, T => {
-            chunk_ops::binary(*op, operand!(0, T), operand!(1, T), out!(T))
+            match (operand!(0, T), operand!(1, T)) {
+                // One value op one value (layer norm's variance from its sums, once per row):
+                // computed here, without the chunk op's dispatch. Not pow and atan2, whose
+                // chunk ops use FMA where the CPU has it.
+                (Operand::Splat(a), Operand::Splat(b)) if !matches!(op, BinaryOp::Pow | BinaryOp::Atan2) => {
+                    out!(T)[0] = with_binary_fn!(T, *op, f => f(a, b));
+                    true
+                }
+                (a, b) => chunk_ops::binary(*op, a, b, out!(T)),
+            }
         }),
         NodeKind::Compare(direction) => with_native_type!(element_type(0), T => {
             chunk_ops::compare(*direction, operand!(0, T), operand!(1, T), out!(bool))
