@@ -148,7 +148,10 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
             first = p;
         }
         members.reverse();
-        let start = nodes[first].operands[0];
+        // The first node's operand that varies along the row (there is one: the node does),
+        // so the running value starts as the chunk's values, never as one value per row.
+        let start =
+            nodes[first].operands.iter().copied().find(|&o| !uniform[o]).unwrap_or(nodes[first].operands[0]);
         let mut running = start;
         let links = members
             .iter()
@@ -211,7 +214,8 @@ mod tests {
 
     #[test]
     fn a_chain_runs_through_nodes_read_once_and_ends_where_a_value_is_read_twice() {
-        // |x + (c·x)·x|, then squared: the chain ends at the abs, read twice.
+        // |x + (c·x)·x|, then squared: the chain ends at the abs, read twice. It starts from
+        // x, not from c: a chain's running value starts as values that vary along the row.
         let nodes = vec![
             load(F32),                                                   // 0: x
             node(NodeKind::Constant(Literal::scalar(0.5f32)), F32, &[]), // 1: c
@@ -222,7 +226,7 @@ mod tests {
             node(NodeKind::Binary(Mul), F32, &[5, 5]),                   // 6: squared
         ];
         let links = vec![
-            Link::Binary { op: ChainOp::Mul, other: 0, running_left: true },
+            Link::Binary { op: ChainOp::Mul, other: 1, running_left: false },
             Link::Binary { op: ChainOp::Mul, other: 0, running_left: true },
             Link::Binary { op: ChainOp::Add, other: 0, running_left: false },
             Link::Abs,
@@ -233,7 +237,7 @@ mod tests {
             Role::Inside(5),
             Role::Inside(5),
             Role::Inside(5),
-            Role::End(Chain { start: 1, links }),
+            Role::End(Chain { start: 0, links }),
             Role::Alone,
         ];
         let roles = find(&nodes);

@@ -83,22 +83,75 @@ enum Form {
     PerRow,
 }
 
+/// The part of a chunk a node is evaluated over, and how its operands are read there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum View {
+    /// The whole chunk: every operand the chunk's values or a splat.
+    Chunk,
+    /// One value per row: every operand one per row ([`Form::PerRow`], a row reduction's
+    /// results in a tile and what is computed from them alone) or a splat.
+    PerRow,
+    /// Row `r` alone: an operand's values there (a per-row operand is a splat of its value
+    /// at `r`, a row operand its row).
+    Row(usize),
+}
+
+impl View {
+    /// The elements of `chunk` this view covers, and the first one's index.
+    fn span(self, chunk: Chunk) -> (usize, usize) {
+        match self {
+            View::Chunk => (0, chunk.count()),
+            View::PerRow => (0, chunk.rows),
+            View::Row(r) => (r * chunk.len, chunk.len),
+        }
+    }
+
+    /// How a node with operands of these `forms` is evaluated: over one view (`Some`), or row
+    /// by row (`None`: one operand varies along the rows, another has one value per row or
+    /// one row for all).
+    fn of(forms: impl Iterator<Item = Form>) -> Option<View> {
+        let (mut per_row, mut chunk, mut row) = (false, false, false);
+        for form in forms {
+            match form {
+                Form::Splat => {}
+                Form::PerRow => per_row = true,
+                Form::Chunk => chunk = true,
+                Form::Row => row = true,
+            }
+        }
+        match (per_row, chunk, row) {
+            (_, _, true) | (true, true, _) => None,
+            (true, false, false) => Some(View::PerRow),
+            (false, _, false) => Some(View::Chunk),
+        }
+    }
+}
+
 impl Values {
-    /// The values of a chunk of `count` elements, as `T`s; `None` for a form only chain links
-    /// read.
+    /// The values of `view` of `chunk`, as `T`s; `None` for a form the view does not read
+    /// (only chain links read a row form over the whole chunk).
     ///
     /// # Safety
-    /// `ptr` points to `count` initialized `T`s (one for a splat) that nothing writes while the
-    /// result lives.
+    /// `ptr` points to initialized `T`s that nothing writes while the result lives: the
+    /// chunk's count of them ([`Form::Chunk`]), one (a splat), a row's ([`Form::Row`]), or
+    /// one per row ([`Form::PerRow`]).
     #[inline(always)]
-    unsafe fn operand<'a, T: Copy>(self, count: usize) -> Option<Operand<'a, T>> {
+    unsafe fn operand<'a, T: Copy>(self, chunk: Chunk, view: View) -> Option<Operand<'a, T>> {
         let ptr = self.ptr.cast::<T>();
-        match self.form {
-            // SAFETY: the caller's guarantee.
-            Form::Splat => Some(Operand::Splat(unsafe { ptr.read() })),
-            // SAFETY: the caller's guarantee.
-            Form::Chunk => Some(Operand::Values(unsafe { std::slice::from_raw_parts(ptr, count) })),
-            Form::Row | Form::PerRow => None,
+        let (first, len) = view.span(chunk);
+        // SAFETY (of each read): the caller's guarantee, with the view's span inside the form's
+        // elements: a row's span of a chunk's, one per row's first `rows`, row `r` of one per
+        // row its element `r`.
+        match (self.form, view) {
+            (Form::Splat, _) => Some(Operand::Splat(unsafe { ptr.read() })),
+            (Form::Chunk, View::Chunk | View::Row(_)) | (Form::PerRow, View::PerRow) => {
+                Some(Operand::Values(unsafe { std::slice::from_raw_parts(ptr.add(first), len) }))
+            }
+            (Form::PerRow, View::Row(r)) => Some(Operand::Splat(unsafe { ptr.add(r).read() })),
+            (Form::Row, View::Row(_)) => {
+                Some(Operand::Values(unsafe { std::slice::from_raw_parts(ptr, len) }))
+            }
+            _ => None,
         }
     }
 
@@ -192,6 +245,16 @@ impl<T: Element> OutTarget<T> {
         );
     }
 
+    /// Combines `rows` rows of `len` values, one after another, into the `len` elements from
+    /// `offset` on with `op` (a reduction that keeps the row: a column sum's tile).
+    fn accumulate_rows(&self, op: BinaryOp, offset: isize, values: Operand<'_, T>, rows: usize, len: usize) {
+        self.check(offset, 1, len);
+        // SAFETY: `offset..offset + len` lies in the buffer (checked above), live for the run,
+        // and given to this thread alone by the run's partition.
+        let acc = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(offset as usize), len) };
+        chunk_ops::accumulate(op, acc, values, rows);
+    }
+
     /// Combines `len` values into the elements at `offset + i·stride` with `op` (a reduction;
     /// stride 0 folds the whole chunk into one element).
     fn accumulate(&self, op: BinaryOp, offset: isize, stride: isize, values: Operand<'_, T>, len: usize) {
@@ -200,7 +263,7 @@ impl<T: Element> OutTarget<T> {
             // SAFETY: `offset..offset + len` lies in the buffer (checked above), live for the
             // run, and given to this thread alone by the run's partition.
             let row = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(offset as usize), len) };
-            chunk_ops::accumulate(op, row, values);
+            chunk_ops::accumulate(op, row, values, 1);
             return;
         }
         if stride == 0 {
@@ -510,28 +573,41 @@ impl LoopProgram {
                 Role::End(chain) if chained => unsafe {
                     evaluate_chain(chain, node.element_type, &frame.values, out, chunk)
                 },
-                _ => unsafe { evaluate(node, &self.nodes, &frame.values, inputs, out, place, chunk) },
+                _ => unsafe { evaluate_node(node, &self.nodes, &frame.values, inputs, out, place, chunk) },
             };
             let values = values.ok_or_else(buffer_type_mismatch)?;
             frame.values[k] = values;
             if into_output {
-                if values.form == Form::Splat {
-                    // SAFETY: `out` is this item's own run of the output, as said above.
-                    let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<T>(), chunk.count()) };
-                    let value = out[0];
-                    out.fill(value);
+                // SAFETY: `out` is this item's own run of the output, as said above.
+                let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<T>(), chunk.count()) };
+                match values.form {
+                    Form::Splat => {
+                        let value = out[0];
+                        out.fill(value);
+                    }
+                    // Last row first: row `r`'s value (at `r`) lies before every later row.
+                    Form::PerRow => (0..rows).rev().for_each(|r| {
+                        let value = out[r];
+                        out[r * len..(r + 1) * len].fill(value);
+                    }),
+                    Form::Chunk | Form::Row => {}
                 }
                 return Ok(());
             }
         }
-        // SAFETY: the result's values were set by this item (as above), of type `T`.
-        let result =
-            unsafe { frame.values[result].operand::<T>(chunk.count()) }.ok_or_else(buffer_type_mismatch)?;
+        let result = frame.values[result];
+        if let Sink::Accumulate { op, .. } = self.sink {
+            // SAFETY: as below, over the whole chunk.
+            let whole = unsafe { result.operand::<T>(chunk, View::Chunk) };
+            if let (Some(whole), 0, 1, 1..) = (whole, out_tile_step, self.out_strides[last], len) {
+                // Every row of the tile folds into the same outputs.
+                target.accumulate_rows(op, out_offset, whole, rows, len);
+                return Ok(());
+            }
+        }
         for r in 0..rows {
-            let row = match result {
-                Operand::Splat(v) => Operand::Splat(v),
-                Operand::Values(values) => Operand::Values(&values[r * len..(r + 1) * len]),
-            };
+            // SAFETY: the result's values were set by this item (as above), of type `T`.
+            let row = unsafe { result.operand::<T>(chunk, View::Row(r)) }.ok_or_else(buffer_type_mismatch)?;
             let offset = out_offset + r as isize * out_tile_step;
             match self.sink {
                 Sink::Store => target.store(offset, self.out_strides[last], row, len),
@@ -565,9 +641,20 @@ impl LoopProgram {
         // place). A reduction's rows (a segment each, at most `CHUNK`) are tiled up to
         // `PLAIN_CHUNK` elements: each row is still folded on its own, in order, so tiling
         // changes no sum, and a row sum of 1024-element rows measured 430 instructions of
-        // per-item work against 264 of adds. Row reductions take each row whole.
-        let tile_dim = (last >= 1 && !self.row_reductions).then(|| last - 1);
+        // per-item work against 264 of adds. Row reductions take each row whole, tiled when
+        // rows are whole blocks of a chain's lanes, so that chains read the rows' reduced
+        // values in place (one per row: `Form::PerRow`).
+        let tile_dim = (last >= 1).then(|| last - 1);
         let rows_per_tile = match self.sink {
+            _ if self.row_reductions => {
+                let whole_blocks =
+                    chains::lanes(chains::CHAINED_TYPE).is_none_or(|lanes| row_len % lanes == 0);
+                if whole_blocks {
+                    (PLAIN_CHUNK / segment_len).max(1)
+                } else {
+                    1
+                }
+            }
             Sink::Store if segment_len >= CHUNK => 1,
             _ => PLAIN_CHUNK / segment_len,
         };
@@ -609,13 +696,15 @@ fn buffer_type_mismatch() -> Error {
     Error::invalid("a loop program read or wrote a buffer of another element type than its node's")
 }
 
-/// Evaluates one node over a chunk into `out` and says where its values are (`None`: an input
-/// of another element type than the node's). For a `Load` or `Index` node, `place` is the
-/// chunk's first offset and its steps from row to row and along a row.
+/// Evaluates one node over `view` of a chunk into `out` (the view's part of it) and says where
+/// its values are (`None`: an input of another element type than the node's, or an operand
+/// of a form the view does not read). For a `Load` or `Index` node (always over the whole
+/// chunk), `place` is the chunk's first offset and its steps from row to row and along a row.
+/// A reduce folds each row of the chunk into one value per row, whatever the view.
 ///
 /// # Safety
-/// For each operand `o` of `node`, `values[o]` holds `chunk.count()` elements of `o`'s element
-/// type (one for a splat), the type `node` reads there, which nothing writes while this runs.
+/// For each operand `o` of `node`, `values[o]` holds the chunk's elements of `o`'s element
+/// type in its form, the type `node` reads there, which nothing writes while this runs.
 /// `out` points to `chunk.count()` elements of `node`'s element type, which nothing else
 /// reads or writes while this runs.
 unsafe fn evaluate(
@@ -625,21 +714,23 @@ unsafe fn evaluate(
     inputs: &[&Literal],
     out: *mut u8,
     (start, [tile_step, step]): (isize, [isize; 2]),
-    chunk: Chunk,
+    (chunk, view): (Chunk, View),
 ) -> Option<Values> {
-    let len = chunk.count();
-    /// Operand `k`'s values, as `T`s.
+    let (first, len) = view.span(chunk);
+    /// Operand `k`'s values in the view, as `T`s.
     macro_rules! operand {
         ($k:expr, $t:ty) => {
-            // SAFETY: the caller's guarantee: `values` of the operand hold `len` `$t`s (or one).
-            unsafe { values[node.operands[$k]].operand::<$t>(len)? }
+            // SAFETY: the caller's guarantee: `values` of the operand hold the chunk's `$t`s in
+            // their form.
+            unsafe { values[node.operands[$k]].operand::<$t>(chunk, view)? }
         };
     }
-    /// `out` as `len` elements of `$t`.
+    /// The view's part of `out`, as `len` elements of `$t`.
     macro_rules! out {
         ($t:ty) => {
-            // SAFETY: the caller's guarantee: `out` points to `len` `$t`s only this node uses.
-            unsafe { std::slice::from_raw_parts_mut(out.cast::<$t>(), len) }
+            // SAFETY: the caller's guarantee: `out` points to the chunk's `$t`s, only this node
+            // uses; the view's span lies among them.
+            unsafe { std::slice::from_raw_parts_mut(out.cast::<$t>().add(first), len) }
         };
     }
     if let NodeKind::Load { input, .. } = &node.kind {
@@ -711,18 +802,63 @@ unsafe fn evaluate(
         NodeKind::Clamp => with_native_type!(node.element_type, T => {
             chunk_ops::clamp(operand!(0, T), operand!(1, T), operand!(2, T), out!(T))
         }),
+        // Each row folds on its own, into one value per row (a splat for a chunk of one row).
         NodeKind::Reduce(op) => with_native_type!(node.element_type, T => {
-            let mut acc = operand!(1, T).get(0);
-            fold_in_chunks(*op, &mut acc, operand!(0, T), len);
-            out!(T)[0] = acc;
-            true
+            let out = out!(T);
+            for (r, out) in out.iter_mut().enumerate().take(chunk.rows) {
+                let row = |k: usize| {
+                    // SAFETY: as `operand!`'s, for row `r` of the chunk.
+                    unsafe { values[node.operands[k]].operand::<T>(chunk, View::Row(r)) }
+                };
+                let mut acc = row(1)?.get(0);
+                fold_in_chunks(*op, &mut acc, row(0)?, chunk.len);
+                *out = acc;
+            }
+            chunk.rows == 1
         }),
         NodeKind::Convert => with_native_type!(element_type(0), S => {
             let x = operand!(0, S);
             with_native_type!(node.element_type, D => chunk_ops::convert::<S, D>(x, out!(D)))
         }),
     };
-    Some(Values { ptr: out.cast_const(), form: if splat { Form::Splat } else { Form::Chunk } })
+    let form = match (splat, &node.kind, view) {
+        (true, _, _) => Form::Splat,
+        (false, NodeKind::Reduce(_), _) | (false, _, View::PerRow) => Form::PerRow,
+        (false, _, _) => Form::Chunk,
+    };
+    Some(Values { ptr: out.cast_const(), form })
+}
+
+/// Evaluates one node over `chunk` into `out` (see [`evaluate`]): over the whole chunk, over
+/// one value per row if that is what its operands are, or row by row where per-row or row
+/// operands meet operands that vary along the rows.
+///
+/// # Safety
+/// As [`evaluate`]'s.
+unsafe fn evaluate_node(
+    node: &Node,
+    nodes: &[Node],
+    values: &[Values],
+    inputs: &[&Literal],
+    out: *mut u8,
+    place: (isize, [isize; 2]),
+    chunk: Chunk,
+) -> Option<Values> {
+    let forms = node.operands.iter().map(|&o| values[o].form);
+    let view = if matches!(node.kind, NodeKind::Reduce(_)) { Some(View::Chunk) } else { View::of(forms) };
+    if let Some(view) = view {
+        // SAFETY: the caller's guarantee.
+        return unsafe { evaluate(node, nodes, values, inputs, out, place, (chunk, view)) };
+    }
+    for r in 0..chunk.rows {
+        // SAFETY: the caller's guarantee. Some operand varies along the rows, so no row is a
+        // splat: each row's values are written in place.
+        let row = unsafe { evaluate(node, nodes, values, inputs, out, place, (chunk, View::Row(r)))? };
+        if row.form == Form::Splat {
+            return None;
+        }
+    }
+    Some(Values { ptr: out.cast_const(), form: Form::Chunk })
 }
 
 /// Evaluates a chain (ending at a node of `element_type`) over `chunk` into `out`, and says
