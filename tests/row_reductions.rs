@@ -243,7 +243,7 @@ fn check(case: Case, dims: &[i64]) -> bool {
 #[test]
 fn tiles_of_rows_fused_equal_unfused() {
     for element_type in [ElementType::F32, ElementType::F64, ElementType::S32] {
-        for dims in [&[6i64, 256][..], &[3, 3, 1024], &[21, 256]] {
+        for dims in [&[6i64, 256][..], &[3, 7, 1024], &[70, 256]] {
             for (producer, reduce_op, consumer) in itertools_product(3, 4, 7) {
                 let case = Case { element_type, column_major: false, producer, reduce_op, consumer, seed: 7 };
                 assert!(check(case, dims), "{case:?} on {dims:?} is not one loop");

@@ -20,14 +20,22 @@ use crate::storage::{with_native_type, NativeType, Storage};
 const CHUNK: usize = 1024;
 
 /// Elements per work item: a plain loop's segment (a reduction's segments stay `CHUNK`, which
-/// fixes the order they add in), and the most a tile of rows holds. Its slots outgrow L1
-/// (16 KiB each in f32), but the per-chunk dispatch (about 1,500 instructions for W1's seven
-/// nodes) is paid a quarter as often: W1 on one thread measured 7–9 ms against 9–11 ms in
-/// chunks of `CHUNK`, GELU and exp no slower. A tile of short rows is then tall enough that
-/// a transposed input's columns are read 256 bytes of f32 at a time: a column-major plus a
-/// row-major f32[64,64,64,64] measured 26 ms in tiles of 64 rows against 57 ms in tiles of 16
-/// (one thread; a contiguous add of the same arrays: 12 ms).
+/// fixes the order they add in), and the most a tile of rows holds (with row reductions, see
+/// `ROW_REDUCTION_TILE`). Its slots outgrow L1 (16 KiB each in f32), but the per-chunk
+/// dispatch (about 1,500 instructions for W1's seven nodes) is paid a quarter as often: W1 on
+/// one thread measured 7–9 ms against 9–11 ms in chunks of `CHUNK`, GELU and exp no slower.
+/// A tile of short rows is then tall enough that a transposed input's columns are read 256
+/// bytes of f32 at a time: a column-major plus a row-major f32[64,64,64,64] measured 26 ms in
+/// tiles of 64 rows against 57 ms in tiles of 16 (one thread; a contiguous add of the same
+/// arrays: 12 ms).
 const PLAIN_CHUNK: usize = 4 * CHUNK;
+
+/// The most elements a tile of rows with row reductions holds. Its per-node work is paid once
+/// per tile: 16 rows of 1024 elements ran layer norm in 3,880 instructions per 1024 elements
+/// against 4,762 in tiles of `PLAIN_CHUNK` (softmax 6,230 against 6,631), and no slower for
+/// its slots outgrowing L1 (fastest of 300 runs on two threads: 1.1–1.2 ms against
+/// 1.4–1.5 ms).
+const ROW_REDUCTION_TILE: usize = 4 * PLAIN_CHUNK;
 
 /// Below this many output elements a program runs on the calling thread: a rayon call costs
 /// more than such work (DESIGN.md, performance).
@@ -79,7 +87,8 @@ enum Form {
     /// tile, read in place (only chain links read it; see [`broadcast_rows`]).
     Row,
     /// One element per row, row after row: a column broadcast along the rows, read in place
-    /// (only chain links read it).
+    /// (only chain links read it), or a tile's row reductions and what is computed from them
+    /// alone (read by any node: see [`View`]).
     PerRow,
 }
 
@@ -641,16 +650,16 @@ impl LoopProgram {
         // place). A reduction's rows (a segment each, at most `CHUNK`) are tiled up to
         // `PLAIN_CHUNK` elements: each row is still folded on its own, in order, so tiling
         // changes no sum, and a row sum of 1024-element rows measured 430 instructions of
-        // per-item work against 264 of adds. Row reductions take each row whole, tiled when
-        // rows are whole blocks of a chain's lanes, so that chains read the rows' reduced
-        // values in place (one per row: `Form::PerRow`).
+        // per-item work against 264 of adds. Row reductions take each row whole, in tiles of up
+        // to `ROW_REDUCTION_TILE` elements when rows are whole blocks of a chain's lanes, so
+        // that chains read the rows' reduced values in place (one per row: `Form::PerRow`).
         let tile_dim = (last >= 1).then(|| last - 1);
         let rows_per_tile = match self.sink {
             _ if self.row_reductions => {
                 let whole_blocks =
                     chains::lanes(chains::CHAINED_TYPE).is_none_or(|lanes| row_len % lanes == 0);
                 if whole_blocks {
-                    (PLAIN_CHUNK / segment_len).max(1)
+                    (ROW_REDUCTION_TILE / segment_len).max(1)
                 } else {
                     1
                 }
