@@ -110,12 +110,17 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
     // row reductions): such a node is one scalar op per row on its own, and a block of lanes
     // per 64 elements in a chain.
     let mut uniform = vec![false; nodes.len()];
+    // Whether a uniform node is computed from a row reduction: in a tile of rows, one value per
+    // row rather than one for all.
+    let mut per_row = vec![false; nodes.len()];
     for (k, node) in nodes.iter().enumerate() {
         uniform[k] = match node.kind {
             NodeKind::Constant(_) | NodeKind::Reduce(_) => true,
             NodeKind::Load { .. } | NodeKind::Index { .. } => false,
             _ => node.operands.iter().all(|&o| uniform[o]),
         };
+        per_row[k] = uniform[k]
+            && (matches!(node.kind, NodeKind::Reduce(_)) || node.operands.iter().any(|&o| per_row[o]));
     }
     let linkable = |k: usize| !uniform[k] && linkable(&nodes[k]);
     // The operand each node continues the chain of, and the links of the chain it ends.
@@ -148,10 +153,14 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
             first = p;
         }
         members.reverse();
-        // The first node's operand that varies along the row (there is one: the node does),
-        // so the running value starts as the chunk's values, never as one value per row.
-        let start =
-            nodes[first].operands.iter().copied().find(|&o| !uniform[o]).unwrap_or(nodes[first].operands[0]);
+        // The first node's first operand (a splat is the cheapest start), unless it has one
+        // value per row: then its operand that varies along the row (there is one, as the node
+        // does), since the chain kernel reads values of a row form only as other operands.
+        let operands = &nodes[first].operands;
+        let start = match per_row[operands[0]] {
+            true => operands.iter().copied().find(|&o| !uniform[o]).unwrap_or(operands[0]),
+            false => operands[0],
+        };
         let mut running = start;
         let links = members
             .iter()
@@ -207,15 +216,14 @@ pub(super) fn read_by_links_only(nodes: &[Node], roles: &[Role]) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attributes::BinaryOp::{Add, Mul};
+    use crate::attributes::BinaryOp::{Add, Mul, Sub};
     use crate::element_type::ElementType::{F32, S32};
     use crate::exec::loop_program::tests::{load, node};
     use crate::literal::Literal;
 
     #[test]
     fn a_chain_runs_through_nodes_read_once_and_ends_where_a_value_is_read_twice() {
-        // |x + (c·x)·x|, then squared: the chain ends at the abs, read twice. It starts from
-        // x, not from c: a chain's running value starts as values that vary along the row.
+        // |x + (c·x)·x|, then squared: the chain ends at the abs, read twice.
         let nodes = vec![
             load(F32),                                                   // 0: x
             node(NodeKind::Constant(Literal::scalar(0.5f32)), F32, &[]), // 1: c
@@ -226,7 +234,7 @@ mod tests {
             node(NodeKind::Binary(Mul), F32, &[5, 5]),                   // 6: squared
         ];
         let links = vec![
-            Link::Binary { op: ChainOp::Mul, other: 1, running_left: false },
+            Link::Binary { op: ChainOp::Mul, other: 0, running_left: true },
             Link::Binary { op: ChainOp::Mul, other: 0, running_left: true },
             Link::Binary { op: ChainOp::Add, other: 0, running_left: false },
             Link::Abs,
@@ -237,12 +245,29 @@ mod tests {
             Role::Inside(5),
             Role::Inside(5),
             Role::Inside(5),
-            Role::End(Chain { start: 0, links }),
+            Role::End(Chain { start: 1, links }),
             Role::Alone,
         ];
         let roles = find(&nodes);
         assert_eq!(roles, expected);
         assert_eq!(read_at(&roles), [0, 1, 5, 5, 5, 5, 6]);
+    }
+
+    #[test]
+    fn a_chain_whose_first_node_reads_a_row_reduction_first_starts_from_its_other_operand() {
+        // ((s - x)·x + x)·x with s = Σ x along the row (one value per row in a tile of rows).
+        let nodes = vec![
+            load(F32),                                                 // 0: x
+            node(NodeKind::Constant(Literal::scalar(0f32)), F32, &[]), // 1: init
+            node(NodeKind::Reduce(Add), F32, &[0, 1]),                 // 2: s
+            node(NodeKind::Binary(Sub), F32, &[2, 0]),                 // 3: s - x
+            node(NodeKind::Binary(Mul), F32, &[3, 0]),                 // 4
+            node(NodeKind::Binary(Add), F32, &[4, 0]),                 // 5
+            node(NodeKind::Binary(Mul), F32, &[5, 0]),                 // 6
+        ];
+        let Role::End(chain) = &find(&nodes)[6] else { panic!("a chain ends at the last node") };
+        assert_eq!(chain.start, 0);
+        assert_eq!(chain.links[0], Link::Binary { op: ChainOp::Sub, other: 2, running_left: false });
     }
 
     #[test]

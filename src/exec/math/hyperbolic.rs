@@ -1,9 +1,9 @@
 //! `tanh` and the logistic sigmoid, from the exponential functions.
 //!
-//! - `tanh`, `f32` with FMA: `|x|·p(x²) / q(x²)` on `|x| ≤ 9.05` (a minimax rational fit,
+//! - `tanh`, `f32` with FMA: `|x|·p(x²) / q(x²)` (a minimax rational fit on `|x| ≤ 9.05`,
 //!   degrees 5 and 4 in `x²`), exactly 1 from 9.010914 on, the sign restored last. Without
-//!   FMA (and for `f64`): `tanh |x| = m / (m + 2)` with `m = expm1(2|x|)`, slower but
-//!   accurate from 0 to saturation.
+//!   FMA (and for `f64`): `tanh |x| = m / (m + 2)` with `m = expm1(2|x|)`, `|x|` clamped to
+//!   saturation, slower but accurate from 0 to saturation.
 //! - `logistic x = 1 / (1 + e⁻ˣ)`, denormal results flushed as XLA's runtime does.
 
 use super::exp_log::{exp, expm1, ExpLog};
@@ -17,7 +17,7 @@ pub(crate) trait Hyperbolic: ExpLog {
     /// it returns the argument).
     const TANH_DAZ: bool;
 
-    /// `tanh a` for `0 ≤ a ≤ TANH_SATURATION` (or NaN).
+    /// `tanh a` for `a ≥ 0` (or NaN).
     fn tanh_magnitude<M: MulAdd>(a: Self) -> Self;
 }
 
@@ -29,11 +29,14 @@ impl Hyperbolic for f32 {
     fn tanh_magnitude<M: MulAdd>(a: f32) -> f32 {
         if !M::FUSED {
             // Without FMA the rational's roundings reach 6 ulps: the slower exact form.
+            let a = clamp(a, 0.0, Self::TANH_SATURATION);
             let m = expm1::<f32, M>(a + a);
             return m / (m + 2.0);
         }
         const P: &[f32] = &[1.0, 0.136_785_02, 0.003_866_556, 2.797_168_5e-5, 3.049_892_3e-8, -1.213_958e-11];
         const Q: &[f32] = &[1.0, 0.470_118_34, 0.027_239_356, 0.000_393_550_65, 1.284_866e-6];
+        // Unclamped: past the fit's range the select below replaces whatever the rational
+        // gives (even NaN, from ∞/∞ once `a²` overflows), and a NaN `a` fails it.
         let z = a * a;
         let t = a * poly::<M, _>(z, P) / poly::<M, _>(z, Q);
         // From 9.010914 on, tanh rounds to 1.
@@ -47,6 +50,7 @@ impl Hyperbolic for f64 {
 
     #[inline(always)]
     fn tanh_magnitude<M: MulAdd>(a: f64) -> f64 {
+        let a = clamp(a, 0.0, Self::TANH_SATURATION);
         let m = expm1::<f64, M>(a + a);
         m / (m + 2.0)
     }
@@ -56,8 +60,7 @@ impl Hyperbolic for f64 {
 #[inline(always)]
 pub(crate) fn tanh<T: Hyperbolic, M: MulAdd>(x: T) -> T {
     let x = if T::TANH_DAZ { daz(x) } else { x };
-    let a = clamp(x.abs(), T::ZERO, T::TANH_SATURATION);
-    T::tanh_magnitude::<M>(a).copysign(x)
+    T::tanh_magnitude::<M>(x.abs()).copysign(x)
 }
 
 /// `1 / (1 + e⁻ˣ)`.
