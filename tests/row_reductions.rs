@@ -1,6 +1,6 @@
 //! Row reductions: a reduce that a loop reads broadcast along its row is computed inside that
-//! loop, one whole row per chunk (softmax and layer norm become one loop each, reading their
-//! input once). Fused must equal unfused bit for bit in every layout, element type and
+//! loop, whole rows per chunk (softmax and layer norm become one loop each, reading their
+//! input once; rows that are whole blocks of a chain's lanes several at a time). Fused must equal unfused bit for bit in every layout, element type and
 //! reducer; rows too short or too long, and reduces read across rows, keep a loop of their own.
 
 use lazy_xla::{

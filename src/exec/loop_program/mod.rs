@@ -11,8 +11,9 @@
 //!
 //! A plain loop may also hold *row reductions*: a reduce over one dimension whose result the
 //! loop reads broadcast along its row (softmax's max and sum, layer norm's mean). The walk then
-//! takes one whole row per chunk, so the reduce folds the row's values as they are computed
-//! and every element of the row reads the result: the reduced operand is read once and never
+//! takes whole rows per chunk (a tile of several when rows are whole blocks of a chain's
+//! lanes), so the reduce folds each row's values as they are computed and every element of
+//! the row reads the result, one value per row: the reduced operand is read once and never
 //! materialized.
 
 mod chains;
@@ -50,7 +51,7 @@ pub(crate) struct LoopProgram {
     chains: Vec<chains::Role>,
     /// Whether each node is read only by chain links, as their other operand.
     read_by_links_only: Vec<bool>,
-    /// Whether a node is a row reduction: each chunk is then one whole row.
+    /// Whether a node is a row reduction: each chunk is then whole rows.
     row_reductions: bool,
     /// Whether the nodes passed [`nodes_agree`], which running them relies on.
     nodes_agree: bool,
@@ -93,7 +94,7 @@ enum NodeKind {
     /// A scalar constant.
     Constant(Literal),
     /// A row reduction: operand 0's values over the row folded with the op, starting from
-    /// operand 1 (a scalar); one value for the whole row.
+    /// operand 1 (a scalar); one value for each row of the chunk.
     Reduce(BinaryOp),
     Unary(UnaryOp),
     Binary(BinaryOp),
