@@ -244,7 +244,7 @@ fn check(case: Case, dims: &[i64]) -> bool {
 fn tiles_of_rows_fused_equal_unfused() {
     for element_type in [ElementType::F32, ElementType::F64, ElementType::S32] {
         for dims in [&[6i64, 256][..], &[3, 7, 1024], &[70, 256]] {
-            for (producer, reduce_op, consumer) in itertools_product(3, 4, 7) {
+            for (producer, reduce_op, consumer) in every_triple(3, 4, 7) {
                 let case = Case { element_type, column_major: false, producer, reduce_op, consumer, seed: 7 };
                 assert!(check(case, dims), "{case:?} on {dims:?} is not one loop");
             }
@@ -253,7 +253,7 @@ fn tiles_of_rows_fused_equal_unfused() {
 }
 
 /// `(a, b, c)` for every `a < x`, `b < y`, `c < z`.
-fn itertools_product(x: usize, y: usize, z: usize) -> impl Iterator<Item = (usize, usize, usize)> {
+fn every_triple(x: usize, y: usize, z: usize) -> impl Iterator<Item = (usize, usize, usize)> {
     (0..x).flat_map(move |a| (0..y).flat_map(move |b| (0..z).map(move |c| (a, b, c))))
 }
 

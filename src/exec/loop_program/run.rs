@@ -267,14 +267,10 @@ impl<T: Element> OutTarget<T> {
     /// Combines `len` values into the elements at `offset + i·stride` with `op` (a reduction;
     /// stride 0 folds the whole chunk into one element).
     fn accumulate(&self, op: BinaryOp, offset: isize, stride: isize, values: Operand<'_, T>, len: usize) {
-        self.check(offset, stride, len);
         if stride == 1 {
-            // SAFETY: `offset..offset + len` lies in the buffer (checked above), live for the
-            // run, and given to this thread alone by the run's partition.
-            let row = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(offset as usize), len) };
-            chunk_ops::accumulate(op, row, values, 1);
-            return;
+            return self.accumulate_rows(op, offset, values, 1, len);
         }
+        self.check(offset, stride, len);
         if stride == 0 {
             // SAFETY: `offset` lies in the buffer (checked above), live for the run, and given
             // to this thread alone by the run's partition.
@@ -606,12 +602,13 @@ impl LoopProgram {
         }
         let result = frame.values[result];
         if let Sink::Accumulate { op, .. } = self.sink {
-            // SAFETY: as below, over the whole chunk.
-            let whole = unsafe { result.operand::<T>(chunk, View::Chunk) };
-            if let (Some(whole), 0, 1, 1..) = (whole, out_tile_step, self.out_strides[last], len) {
+            if out_tile_step == 0 && self.out_strides[last] == 1 && len > 0 {
                 // Every row of the tile folds into the same outputs.
-                target.accumulate_rows(op, out_offset, whole, rows, len);
-                return Ok(());
+                // SAFETY: as below, over the whole chunk.
+                if let Some(whole) = unsafe { result.operand::<T>(chunk, View::Chunk) } {
+                    target.accumulate_rows(op, out_offset, whole, rows, len);
+                    return Ok(());
+                }
             }
         }
         for r in 0..rows {

@@ -29,9 +29,7 @@ impl Hyperbolic for f32 {
     fn tanh_magnitude<M: MulAdd>(a: f32) -> f32 {
         if !M::FUSED {
             // Without FMA the rational's roundings reach 6 ulps: the slower exact form.
-            let a = clamp(a, 0.0, Self::TANH_SATURATION);
-            let m = expm1::<f32, M>(a + a);
-            return m / (m + 2.0);
+            return tanh_by_expm1::<f32, M>(a);
         }
         const P: &[f32] = &[1.0, 0.136_785_02, 0.003_866_556, 2.797_168_5e-5, 3.049_892_3e-8, -1.213_958e-11];
         const Q: &[f32] = &[1.0, 0.470_118_34, 0.027_239_356, 0.000_393_550_65, 1.284_866e-6];
@@ -50,10 +48,17 @@ impl Hyperbolic for f64 {
 
     #[inline(always)]
     fn tanh_magnitude<M: MulAdd>(a: f64) -> f64 {
-        let a = clamp(a, 0.0, Self::TANH_SATURATION);
-        let m = expm1::<f64, M>(a + a);
-        m / (m + 2.0)
+        tanh_by_expm1::<f64, M>(a)
     }
+}
+
+/// `tanh a = m / (m + 2)` with `m = expm1(2a)`, for `a ≥ 0` (or NaN) clamped to saturation
+/// (beyond it `m` would overflow to ∞ and the quotient be NaN).
+#[inline(always)]
+fn tanh_by_expm1<T: Hyperbolic, M: MulAdd>(a: T) -> T {
+    let a = clamp(a, T::ZERO, T::TANH_SATURATION);
+    let m = expm1::<T, M>(a + a);
+    m / (m + T::TWO)
 }
 
 /// Hyperbolic tangent.
