@@ -502,10 +502,10 @@ pub(super) enum ChainOperand<'a, T> {
 }
 
 /// The lanes [`chain`] computes at once; `None` where this CPU computes no chains (without
-/// AVX2: a chain's nodes are then evaluated one by one).
+/// AVX2 and FMA: a chain's nodes are then evaluated one by one).
 pub(super) fn chain_lanes() -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") {
+    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
         return Some(chain_avx2::LANES);
     }
     None
@@ -526,7 +526,7 @@ pub(super) fn chain(
 ) -> Option<bool> {
     #[cfg(target_arch = "x86_64")]
     if chain_lanes().is_some() {
-        // SAFETY: `chain_lanes` found AVX2.
+        // SAFETY: `chain_lanes` found AVX2 and FMA.
         return Some(unsafe { chain_avx2::chain(start, links, operands, out, row_len) });
     }
     let _ = (start, links, operands, out, row_len);

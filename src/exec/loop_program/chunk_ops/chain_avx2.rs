@@ -1,5 +1,6 @@
-//! The chain kernel on x86-64 with AVX2: 64 `f32` lanes held in eight `__m256` registers from
-//! a chain's first link to its last, each link one or a few vector instructions per register.
+//! The chain kernel on x86-64 with AVX2 and FMA: 64 `f32` lanes held in eight `__m256`
+//! registers from a chain's first link to its last, each link one or a few vector instructions
+//! per register, or an elementary function over the lanes ([`apply_function`]).
 //!
 //! The block is explicit vectors: LLVM kept a plain `[f32; 64]` in registers across the links
 //! only while no link needed many registers of its own. The links are resolved once per chunk
@@ -13,7 +14,9 @@ use std::arch::x86_64::{
 };
 
 use super::{ChainOperand, ChainOperands, Operand};
-use crate::exec::loop_program::chains::{ChainOp, Link};
+use crate::exec::element::Element;
+use crate::exec::loop_program::chains::{ChainFunction, ChainOp, Link};
+use crate::exec::math::{FastPath, Fused};
 
 /// The registers of a block.
 const REGISTERS: usize = 8;
@@ -45,6 +48,7 @@ macro_rules! steps {
         enum Step<'a> {
             Neg,
             Abs,
+            Function(ChainFunction),
             /// Maximum with a splat that is not NaN (see [`maximum_ordered`]).
             MaxOrdered(f32),
             /// Minimum with a splat that is not NaN (see [`minimum_ordered`]).
@@ -58,8 +62,11 @@ macro_rules! steps {
         /// `link` resolved for a chunk of `len` elements.
         #[target_feature(enable = "avx2")]
         fn step<'a>(link: Link, operands: &'a impl ChainOperands<f32>, len: usize) -> Step<'a> {
-            let Link::Binary { op, other, running_left } = link else {
-                return if link == Link::Neg { Step::Neg } else { Step::Abs };
+            let (op, other, running_left) = match link {
+                Link::Neg => return Step::Neg,
+                Link::Abs => return Step::Abs,
+                Link::Function(function) => return Step::Function(function),
+                Link::Binary { op, other, running_left } => (op, other, running_left),
             };
             let other = match operands.operand(other) {
                 ChainOperand::Chunk(other) => other,
@@ -98,19 +105,21 @@ macro_rules! steps {
 
             /// Whether the step reads one value for the whole chunk (a splat).
             fn reads_one_value(&self) -> bool {
-                matches!(self, Step::Neg | Step::Abs | Step::MaxOrdered(_) | Step::MinOrdered(_)
+                matches!(self, Step::Neg | Step::Abs | Step::Function(_) | Step::MaxOrdered(_)
+                    | Step::MinOrdered(_)
                     $(| Step::$splat(_) | Step::$splat_right(_))*)
             }
         }
 
         /// `step` on `block`, the lanes `first..first + LANES` of the chunk, the lanes
         /// `lane..lane + LANES` of row `row`.
-        #[target_feature(enable = "avx2")]
+        #[target_feature(enable = "avx2,fma")]
         #[inline]
         fn apply(step: Step<'_>, block: &mut Block, [first, lane, row]: [usize; 3], sign: __m256) {
             match step {
                 Step::Neg => each(block, |a| _mm256_xor_ps(a, sign)),
                 Step::Abs => each(block, |a| _mm256_andnot_ps(sign, a)),
+                Step::Function(function) => *block = apply_function(*block, function),
                 Step::MaxOrdered(b) => {
                     let (b, keep) = (_mm256_set1_ps(b), ordered_mask(b.is_sign_positive(), sign));
                     each(block, |a| maximum_ordered(a, b, keep))
@@ -154,8 +163,8 @@ steps! {
 /// operand is of a row form; returns whether the result is a splat.
 ///
 /// # Safety
-/// The CPU has AVX2.
-#[target_feature(enable = "avx2")]
+/// The CPU has AVX2 and FMA.
+#[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn chain(
     start: Operand<'_, f32>,
     links: &[Link],
@@ -212,6 +221,44 @@ pub(super) unsafe fn chain(
             }
         }
     }
+}
+
+/// `function` on every lane of the block, as its pass computes it (`chunk_ops::unary`, whose
+/// builds with FMA fuse the same steps): through memory, where a vectorized loop has the
+/// registers the function needs. Kept out of line, so that the block loop's registers stay the
+/// block's (a block passed by reference stayed in memory across every link).
+#[target_feature(enable = "avx2,fma")]
+#[inline(never)]
+fn apply_function(block: Block, function: ChainFunction) -> Block {
+    let mut lanes = [0.0f32; LANES];
+    store(&block, &mut lanes);
+    #[inline(always)]
+    fn map(lanes: &mut [f32; LANES], f: impl Fn(f32) -> f32) {
+        lanes.iter_mut().for_each(|a| *a = f(*a));
+    }
+    match function {
+        ChainFunction::Exp => {
+            // As `map1_fast`: the fast part on every lane, the complete function again on the
+            // rare lanes beyond it.
+            let inputs = lanes;
+            let mut beyond = 0u32;
+            for (o, &a) in lanes.iter_mut().zip(&inputs) {
+                *o = Element::exp_fast::<Fused>(a);
+                beyond |= u32::from(Element::beyond_fast(a, FastPath::Exp));
+            }
+            if beyond != 0 {
+                for (o, &a) in lanes.iter_mut().zip(&inputs) {
+                    if Element::beyond_fast(a, FastPath::Exp) {
+                        *o = Element::exp::<Fused>(a);
+                    }
+                }
+            }
+        }
+        ChainFunction::Log => map(&mut lanes, Element::log::<Fused>),
+        ChainFunction::Tanh => map(&mut lanes, Element::tanh::<Fused>),
+        ChainFunction::Logistic => map(&mut lanes, Element::logistic::<Fused>),
+    }
+    load(&lanes)
 }
 
 /// `f(running, other)` on every register of the block, the other operand's lanes `first..`
