@@ -13,7 +13,7 @@ use std::arch::x86_64::{
     _mm256_setzero_ps, _mm256_storeu_ps, _mm256_sub_ps, _mm256_xor_ps, _CMP_UNORD_Q,
 };
 
-use super::{ChainOperand, ChainOperands, Operand};
+use super::{map1, map1_fast, ChainOperand, ChainOperands, Operand};
 use crate::exec::element::Element;
 use crate::exec::loop_program::chains::{ChainFunction, ChainOp, Link};
 use crate::exec::math::{FastPath, Fused};
@@ -223,42 +223,26 @@ pub(super) unsafe fn chain(
     }
 }
 
-/// `function` on every lane of the block, as its pass computes it (`chunk_ops::unary`, whose
-/// builds with FMA fuse the same steps): through memory, where a vectorized loop has the
-/// registers the function needs. Kept out of line, so that the block loop's registers stay the
-/// block's (a block passed by reference stayed in memory across every link).
+/// `function` on every lane of the block, as its pass computes it (`chunk_ops::unary`'s map
+/// of the same function, whose builds with FMA fuse the same steps): through memory, where a
+/// vectorized loop has the registers the function needs. Kept out of line, so that the block
+/// loop's registers stay the block's (a block passed by reference stayed in memory across
+/// every link).
 #[target_feature(enable = "avx2,fma")]
 #[inline(never)]
 fn apply_function(block: Block, function: ChainFunction) -> Block {
     let mut lanes = [0.0f32; LANES];
     store(&block, &mut lanes);
-    #[inline(always)]
-    fn map(lanes: &mut [f32; LANES], f: impl Fn(f32) -> f32) {
-        lanes.iter_mut().for_each(|a| *a = f(*a));
-    }
+    let (x, mut out) = (Operand::Values(&lanes), [0.0f32; LANES]);
     match function {
         ChainFunction::Exp => {
-            // As `map1_fast`: the fast part on every lane, the complete function again on the
-            // rare lanes beyond it.
-            let inputs = lanes;
-            let mut beyond = 0u32;
-            for (o, &a) in lanes.iter_mut().zip(&inputs) {
-                *o = Element::exp_fast::<Fused>(a);
-                beyond |= u32::from(Element::beyond_fast(a, FastPath::Exp));
-            }
-            if beyond != 0 {
-                for (o, &a) in lanes.iter_mut().zip(&inputs) {
-                    if Element::beyond_fast(a, FastPath::Exp) {
-                        *o = Element::exp::<Fused>(a);
-                    }
-                }
-            }
+            map1_fast(x, &mut out, Element::exp_fast::<Fused>, FastPath::Exp, Element::exp::<Fused>)
         }
-        ChainFunction::Log => map(&mut lanes, Element::log::<Fused>),
-        ChainFunction::Tanh => map(&mut lanes, Element::tanh::<Fused>),
-        ChainFunction::Logistic => map(&mut lanes, Element::logistic::<Fused>),
-    }
-    load(&lanes)
+        ChainFunction::Log => map1(x, &mut out, Element::log::<Fused>),
+        ChainFunction::Tanh => map1(x, &mut out, Element::tanh::<Fused>),
+        ChainFunction::Logistic => map1(x, &mut out, Element::logistic::<Fused>),
+    };
+    load(&out)
 }
 
 /// `f(running, other)` on every register of the block, the other operand's lanes `first..`
