@@ -5,8 +5,9 @@
 //! 1100 elements, so full blocks, a last block that overlaps the one before, and chunks below
 //! one block that fall back to node-by-node evaluation; in tiles of up to 5 rows, where rows of
 //! whole blocks read row and column broadcasts in place), with operands that are the running
-//! value on either side, a second array, a constant, a row vector, a column vector or a
-//! broadcast scalar, in both layouts, on values with NaN, ±0, ±∞ and denormals. Fused and
+//! value on either side, a second array, a constant, a row vector, a column vector, a
+//! broadcast scalar or a short run of such links from `x` or `y` (which the chain computes
+//! beside its running value), in both layouts, on values with NaN, ±0, ±∞ and denormals. Fused and
 //! unfused must agree to the bit (any NaN matching any NaN), and the unfused result of a chain
 //! without functions (whose polynomials `tests/math*` check) must match a plain loop.
 
@@ -52,6 +53,16 @@ enum Other {
     Column,
     /// `s`, one value for all.
     Scalar,
+    /// One of the case's side runs (by its number, modulo how many there are; `y` if none),
+    /// built anew for each link that reads it.
+    Side(usize),
+}
+
+/// A short run of links (whose other operands are not runs) from `x` or `y`.
+#[derive(Clone, Debug)]
+struct SideRun {
+    from_x: bool,
+    links: Vec<Link>,
 }
 
 /// A link: the op, its other operand and whether the running value is on the left.
@@ -111,7 +122,8 @@ fn value() -> impl Strategy<Value = f32> {
     ]
 }
 
-fn link() -> impl Strategy<Value = Link> {
+/// A link whose other operand may be a side run (`sides`: whether it may).
+fn link(sides: bool) -> impl Strategy<Value = Link> {
     let op = prop_oneof![
         Just(Op::Add),
         Just(Op::Sub),
@@ -131,7 +143,8 @@ fn link() -> impl Strategy<Value = Link> {
         value().prop_map(Other::Constant),
         Just(Other::Row),
         Just(Other::Column),
-        Just(Other::Scalar)
+        Just(Other::Scalar),
+        (0..4usize).prop_map(move |k| if sides { Other::Side(k) } else { Other::Array })
     ];
     (op, other, any::<bool>()).prop_map(|(op, other, running_left)| Link { op, other, running_left })
 }
@@ -145,6 +158,7 @@ struct Case {
     column_major: bool,
     start_scalar: bool,
     links: Vec<Link>,
+    sides: Vec<SideRun>,
     x: Vec<f32>,
     y: Vec<f32>,
     v: Vec<f32>,
@@ -152,13 +166,33 @@ struct Case {
     s: f32,
 }
 
+impl Case {
+    /// The side run `other` names, if it names one and the case has any.
+    fn side(&self, other: Other) -> Option<&SideRun> {
+        match other {
+            Other::Side(k) if !self.sides.is_empty() => Some(&self.sides[k % self.sides.len()]),
+            _ => None,
+        }
+    }
+
+    /// Whether an elementary function is among the links, the side runs' included.
+    fn has_function(&self) -> bool {
+        let side_links =
+            self.links.iter().filter_map(|link| self.side(link.other)).flat_map(|side| &side.links);
+        self.links.iter().chain(side_links).any(|link| link.op.is_function())
+    }
+}
+
 fn case() -> impl Strategy<Value = Case> {
     // Rows of whole blocks (64, 128, 192) in tiles of several rows read row and column
     // broadcasts in place; the others copy them into the chunk.
     let lengths = [63i64, 64, 65, 100, 128, 130, 192, 1100];
     let dims = (1i64..6, prop::sample::select(lengths.to_vec()));
-    (dims, any::<bool>(), prop::bool::weighted(0.1), prop::collection::vec(link(), 2..12)).prop_flat_map(
-        |((rows, cols), column_major, start_scalar, links)| {
+    let side = (any::<bool>(), prop::collection::vec(link(false), 1..4))
+        .prop_map(|(from_x, links)| SideRun { from_x, links });
+    let links = (prop::collection::vec(link(true), 2..12), prop::collection::vec(side, 0..3));
+    (dims, any::<bool>(), prop::bool::weighted(0.1), links).prop_flat_map(
+        |((rows, cols), column_major, start_scalar, (links, sides))| {
             let n = (rows * cols) as usize;
             let values = |len: usize| prop::collection::vec(value(), len);
             (values(n), values(n), values(cols as usize), values(rows as usize), value()).prop_map(
@@ -168,6 +202,7 @@ fn case() -> impl Strategy<Value = Case> {
                     column_major,
                     start_scalar,
                     links: links.clone(),
+                    sides: sides.clone(),
                     x,
                     y,
                     v,
@@ -188,32 +223,45 @@ fn chain_graph(case: &Case, array: &Shape) -> lazy_xla::XlaComputation {
     let v = b.parameter(2, &Shape::new(ElementType::F32, &[case.cols]), "v");
     let w = b.parameter(3, &Shape::new(ElementType::F32, &[case.rows]), "w");
     let s = b.parameter(4, &Shape::new(ElementType::F32, &[]), "s");
-    let mut running = if case.start_scalar { broadcast_in_dim(s, &dims, &[]) } else { x };
-    for link in &case.links {
-        let other: XlaOp<'_> = match link.other {
-            Other::Array => y,
+    let leaf = |other: Other| -> XlaOp<'_> {
+        match other {
+            Other::Array | Other::Side(_) => y,
             Other::Constant(c) => broadcast_in_dim(b.constant_r0(c), &dims, &[]),
             Other::Row => broadcast_in_dim(v, &dims, &[1]),
             Other::Column => broadcast_in_dim(w, &dims, &[0]),
             Other::Scalar => broadcast_in_dim(s, &dims, &[]),
+        }
+    };
+    let start = if case.start_scalar { broadcast_in_dim(s, &dims, &[]) } else { x };
+    let result = case.links.iter().fold(start, |running, link| {
+        let other = match (link.other, case.side(link.other)) {
+            (_, Some(side)) => side.links.iter().fold(if side.from_x { x } else { y }, |running, link| {
+                link_graph(*link, running, leaf(link.other))
+            }),
+            (other, None) => leaf(other),
         };
-        let (lhs, rhs) = if link.running_left { (running, other) } else { (other, running) };
-        running = match link.op {
-            Op::Add => add(lhs, rhs, &[]),
-            Op::Sub => sub(lhs, rhs, &[]),
-            Op::Mul => mul(lhs, rhs, &[]),
-            Op::Div => div(lhs, rhs, &[]),
-            Op::Max => max(lhs, rhs, &[]),
-            Op::Min => min(lhs, rhs, &[]),
-            Op::Neg => neg(running),
-            Op::Abs => abs(running),
-            Op::Exp => exp(running),
-            Op::Log => log(running),
-            Op::Tanh => tanh(running),
-            Op::Logistic => logistic(running),
-        };
+        link_graph(*link, running, other)
+    });
+    b.build(result).expect("the chain builds")
+}
+
+/// `link` on `running`, its other operand `other`.
+fn link_graph<'b>(link: Link, running: XlaOp<'b>, other: XlaOp<'b>) -> XlaOp<'b> {
+    let (lhs, rhs) = if link.running_left { (running, other) } else { (other, running) };
+    match link.op {
+        Op::Add => add(lhs, rhs, &[]),
+        Op::Sub => sub(lhs, rhs, &[]),
+        Op::Mul => mul(lhs, rhs, &[]),
+        Op::Div => div(lhs, rhs, &[]),
+        Op::Max => max(lhs, rhs, &[]),
+        Op::Min => min(lhs, rhs, &[]),
+        Op::Neg => neg(running),
+        Op::Abs => abs(running),
+        Op::Exp => exp(running),
+        Op::Log => log(running),
+        Op::Tanh => tanh(running),
+        Op::Logistic => logistic(running),
     }
-    b.build(running).expect("the chain builds")
 }
 
 /// The chain by a plain loop, row-major.
@@ -222,14 +270,21 @@ fn reference(case: &Case) -> Vec<f32> {
     (0..case.x.len())
         .map(|i| {
             let (r, c) = (i / cols, i % cols);
+            let leaf = |other: Other| match other {
+                Other::Array | Other::Side(_) => case.y[i],
+                Other::Constant(value) => value,
+                Other::Row => case.v[c],
+                Other::Column => case.w[r],
+                Other::Scalar => case.s,
+            };
             let start = if case.start_scalar { case.s } else { case.x[i] };
             case.links.iter().fold(start, |running, &link| {
-                let other = match link.other {
-                    Other::Array => case.y[i],
-                    Other::Constant(value) => value,
-                    Other::Row => case.v[c],
-                    Other::Column => case.w[r],
-                    Other::Scalar => case.s,
+                let other = match case.side(link.other) {
+                    Some(side) => {
+                        let start = if side.from_x { case.x[i] } else { case.y[i] };
+                        side.links.iter().fold(start, |running, &link| apply(link, running, leaf(link.other)))
+                    }
+                    None => leaf(link.other),
                 };
                 apply(link, running, other)
             })
@@ -276,7 +331,7 @@ proptest! {
         let differs = fused.iter().zip(&unfused).position(|(&f, &u)| !same(f, u));
         prop_assert!(differs.is_none(), "element {:?}: fused {:?} against unfused {:?}", differs,
             differs.map(|k| f32::from_bits(fused[k])), differs.map(|k| f32::from_bits(unfused[k])));
-        if case.links.iter().any(|link| link.op.is_function()) {
+        if case.has_function() {
             return Ok(());
         }
         let expected = reference(&case);

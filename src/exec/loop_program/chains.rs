@@ -4,6 +4,7 @@
 //! inside a chain are never materialized; its last node is. Besides the cheap ops, a chain
 //! runs exp, log, tanh and logistic over its block ([`ChainFunction`]), so that GELU's or a
 //! sigmoid gate's arithmetic around the function stays in the one pass that writes the output.
+//! A short run that only one link reads is computed beside the chain ([`Side`]).
 //!
 //! Each lane still goes through the same functions in the same order, so a chain's values are
 //! its nodes' values to the bit. A chunk shorter than a block, or a CPU the chain kernel is not
@@ -69,12 +70,27 @@ pub(super) enum ChainFunction {
 }
 
 /// A chain ending at a node: the node its running value starts from, then its links in order,
-/// one per node of the chain.
+/// one per node of the chain, and the side runs its links read.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Chain {
     pub(super) start: usize,
     pub(super) links: Vec<Link>,
+    pub(super) sides: Vec<Side>,
 }
+
+/// A run of nodes too short to be a chain of its own, whose last node (`node`) only a link of
+/// a chain reads: the chain computes it block by block beside its running value, from `start`
+/// through `links`, so that it is never a pass of its own. GELU's `0.5·x` is one: as a pass it
+/// was the first to read `x` from memory, in a loop that waited on it.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Side {
+    pub(super) node: usize,
+    pub(super) start: usize,
+    pub(super) links: Vec<Link>,
+}
+
+/// The most side runs a chain computes (each costs a block of lanes on the stack).
+pub(super) const MAX_SIDES: usize = 2;
 
 /// What a node is in the program's chains.
 #[derive(Clone, Debug, PartialEq)]
@@ -161,30 +177,23 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
     for &p in continued.iter().flatten() {
         continues_to[p] = true;
     }
-    let mut roles = vec![Role::Alone; nodes.len()];
-    for end in 0..nodes.len() {
-        if continues_to[end] || length[end] < MIN_LINKS {
-            continue;
-        }
-        // Walk back to the chain's first node; its first operand is where the chain starts.
-        let mut members = vec![end];
-        let mut first = end;
-        while let Some(p) = continued[first] {
-            roles[p] = Role::Inside(end);
+    // The run ending at `last` (its nodes, first to last), its start and its links.
+    let run = |last: usize| {
+        let mut members = vec![last];
+        while let Some(p) = continued[members[members.len() - 1]] {
             members.push(p);
-            first = p;
         }
         members.reverse();
         // The first node's first operand (a splat is the cheapest start), unless it has one
         // value per row: then its operand that varies along the row (there is one, as the node
         // does), since the chain kernel reads values of a row form only as other operands.
-        let operands = &nodes[first].operands;
+        let operands = &nodes[members[0]].operands;
         let start = match per_row[operands[0]] {
             true => operands.iter().copied().find(|&o| !uniform[o]).unwrap_or(operands[0]),
             false => operands[0],
         };
         let mut running = start;
-        let links = members
+        let links: Vec<Link> = members
             .iter()
             .filter_map(|&k| {
                 let link = link(&nodes[k], running);
@@ -192,7 +201,33 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
                 link
             })
             .collect();
-        roles[end] = Role::End(Chain { start, links });
+        (members, start, links)
+    };
+    let mut roles = vec![Role::Alone; nodes.len()];
+    for end in 0..nodes.len() {
+        if continues_to[end] || length[end] < MIN_LINKS {
+            continue;
+        }
+        let (members, start, links) = run(end);
+        for &member in &members[..members.len() - 1] {
+            roles[member] = Role::Inside(end);
+        }
+        // Other operands of links that are the last node of a short run read by nothing else
+        // (not a chain's end, nor inside one) are computed beside the chain.
+        let mut sides = Vec::new();
+        for link in &links {
+            let Link::Binary { other, .. } = *link else { continue };
+            let lone = roles[other] == Role::Alone && !continues_to[other] && length[other] < MIN_LINKS;
+            if sides.len() == MAX_SIDES || !linkable(other) || reads[other] != 1 || !lone {
+                continue;
+            }
+            let (members, start, links) = run(other);
+            for &member in &members {
+                roles[member] = Role::Inside(end);
+            }
+            sides.push(Side { node: other, start, links });
+        }
+        roles[end] = Role::End(Chain { start, links, sides });
     }
     roles
 }
@@ -225,7 +260,8 @@ pub(super) fn read_by_links_only(nodes: &[Node], roles: &[Role]) -> Vec<bool> {
     let mut link_reads = vec![0usize; nodes.len()];
     for role in roles {
         if let Role::End(chain) = role {
-            for link in &chain.links {
+            let side_links = chain.sides.iter().flat_map(|side| &side.links);
+            for link in chain.links.iter().chain(side_links) {
                 if let Link::Binary { other, .. } = link {
                     link_reads[*other] += 1;
                 }
@@ -267,7 +303,7 @@ mod tests {
             Role::Inside(5),
             Role::Inside(5),
             Role::Inside(5),
-            Role::End(Chain { start: 1, links }),
+            Role::End(Chain { start: 1, links, sides: vec![] }),
             Role::Alone,
         ];
         let roles = find(&nodes);
@@ -293,8 +329,9 @@ mod tests {
     }
 
     #[test]
-    fn of_two_operands_read_once_the_longer_chain_continues() {
-        // (0.5·x) · (0.5 + |-x|): the right operand's chain is the longer one.
+    fn of_two_operands_read_once_the_longer_chain_continues_and_the_other_runs_beside_it() {
+        // (0.5·x) · (0.5 + |-x|): the right operand's chain is the longer one; 0.5·x, read
+        // only by its last link, is computed beside it (GELU's shape).
         let nodes = vec![
             load(F32),                                                   // 0: x
             node(NodeKind::Constant(Literal::scalar(0.5f32)), F32, &[]), // 1
@@ -310,10 +347,64 @@ mod tests {
             Link::Binary { op: ChainOp::Add, other: 1, running_left: false },
             Link::Binary { op: ChainOp::Mul, other: 2, running_left: false },
         ];
+        let side = Side {
+            node: 2,
+            start: 1,
+            links: vec![Link::Binary { op: ChainOp::Mul, other: 0, running_left: true }],
+        };
         let roles = find(&nodes);
-        assert_eq!(roles[2], Role::Alone);
-        assert_eq!(roles[3..6], [Role::Inside(6), Role::Inside(6), Role::Inside(6)]);
-        assert_eq!(roles[6], Role::End(Chain { start: 0, links }));
+        assert_eq!(roles[2..6], [Role::Inside(6), Role::Inside(6), Role::Inside(6), Role::Inside(6)]);
+        assert_eq!(roles[6], Role::End(Chain { start: 0, links, sides: vec![side] }));
+        assert_eq!(read_at(&roles), [0, 1, 6, 6, 6, 6, 6]);
+    }
+
+    #[test]
+    fn short_runs_read_once_by_a_link_run_beside_the_chain_up_to_its_limit() {
+        // ((|−(y − 2)|·|−x| + y·2) max x·2)·(x + 2) + x·2: |−x| and y·2 run beside the chain;
+        // x·2 is read twice, and x + 2 would be a third side.
+        let binary = |op, operands: &[usize]| node(NodeKind::Binary(op), F32, operands);
+        let unary = |op, operand| node(NodeKind::Unary(op), F32, &[operand]);
+        let nodes = vec![
+            load(F32),                                                   // 0: x
+            load(F32),                                                   // 1: y
+            node(NodeKind::Constant(Literal::scalar(2.0f32)), F32, &[]), // 2
+            unary(UnaryOp::Neg, 0),                                      // 3: −x
+            unary(UnaryOp::Abs, 3),                                      // 4: |−x|, a side
+            binary(Mul, &[1, 2]),                                        // 5: y·2, a side
+            binary(Mul, &[0, 2]),                                        // 6: x·2, read twice
+            binary(Sub, &[1, 2]),                                        // 7: the chain's first
+            unary(UnaryOp::Neg, 7),                                      // 8
+            unary(UnaryOp::Abs, 8),                                      // 9
+            binary(Mul, &[9, 4]),                                        // 10
+            binary(Add, &[10, 5]),                                       // 11
+            binary(BinaryOp::Max, &[11, 6]),                             // 12
+            binary(Add, &[0, 2]),                                        // 13: x + 2
+            binary(Mul, &[12, 13]),                                      // 14
+            binary(Add, &[14, 6]),                                       // 15: the chain's end
+        ];
+        let link = |op, other| Link::Binary { op, other, running_left: true };
+        let links = vec![
+            link(ChainOp::Sub, 2),
+            Link::Neg,
+            Link::Abs,
+            link(ChainOp::Mul, 4),
+            link(ChainOp::Add, 5),
+            link(ChainOp::Max, 6),
+            link(ChainOp::Mul, 13),
+            link(ChainOp::Add, 6),
+        ];
+        let sides = vec![
+            Side { node: 4, start: 0, links: vec![Link::Neg, Link::Abs] },
+            Side { node: 5, start: 1, links: vec![link(ChainOp::Mul, 2)] },
+        ];
+        let roles = find(&nodes);
+        assert_eq!(roles[15], Role::End(Chain { start: 1, links, sides }));
+        let inside = [3, 4, 5, 7, 8, 9, 10, 11, 12, 14];
+        for (k, role) in roles[..15].iter().enumerate() {
+            let expected = if inside.contains(&k) { Role::Inside(15) } else { Role::Alone };
+            assert_eq!(*role, expected, "node {k}");
+        }
+        assert_eq!(read_at(&roles), [0, 1, 2, 15, 15, 15, 6, 15, 15, 15, 15, 15, 15, 13, 15, 15]);
     }
 
     #[test]
@@ -364,8 +455,8 @@ mod tests {
         let four = vec![Link::Neg, Link::Abs, Link::Neg, Link::Abs];
         let mut five = four.clone();
         five.push(Link::Binary { op: ChainOp::Add, other: 9, running_left: true });
-        assert_eq!(roles[10], Role::End(Chain { start: 0, links: five }));
-        assert_eq!(roles[9], Role::End(Chain { start: 1, links: four }));
+        assert_eq!(roles[10], Role::End(Chain { start: 0, links: five, sides: vec![] }));
+        assert_eq!(roles[9], Role::End(Chain { start: 1, links: four, sides: vec![] }));
         assert_eq!(read_at(&roles), [0, 1, 10, 9, 10, 9, 10, 9, 10, 9, 10]);
     }
 
@@ -396,7 +487,7 @@ mod tests {
         let inside = |k: usize| (4..7).contains(&k);
         let expected = |k: usize| if inside(k) { Role::Inside(10) } else { Role::Alone };
         assert!(roles[..10].iter().enumerate().all(|(k, role)| *role == expected(k)), "{roles:?}");
-        assert_eq!(roles[10], Role::End(Chain { start: 3, links }));
+        assert_eq!(roles[10], Role::End(Chain { start: 3, links, sides: vec![] }));
     }
 
     #[test]
@@ -420,7 +511,7 @@ mod tests {
         ];
         let roles = find(&nodes);
         assert!((2..6).all(|k| roles[k] == Role::Inside(6)), "{roles:?}");
-        assert_eq!(roles[6], Role::End(Chain { start: 0, links }));
+        assert_eq!(roles[6], Role::End(Chain { start: 0, links, sides: vec![] }));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::exec::element::{convert as convert_element, with_binary_fn, Element};
 use crate::exec::math::{FastPath, Fused, MulAdd, Separate};
 
-use super::chains::Link;
+use super::chains::{Link, Side};
 
 /// An operand of a chunk op: one value for every element, or a slice of the chunk's length.
 #[derive(Clone, Copy)]
@@ -513,13 +513,14 @@ pub(super) fn chain_lanes() -> Option<usize> {
 
 /// A chain's value over the chunk (see `chains.rs`): `start` taken through every link in
 /// order, a block of [`chain_lanes`] lanes at a time, each block kept in vector registers
-/// from the first link to the last. The chunk is rows of `row_len`; it needs `out.len()` of
-/// at least a block unless every operand is a splat, and rows of whole blocks if an operand
-/// is of a row form. Returns whether the result is a splat, or `None` where this CPU computes
-/// no chains.
+/// from the first link to the last, each side run's block (`sides`) computed before it. The
+/// chunk is rows of `row_len`; it needs `out.len()` of at least a block unless every operand
+/// is a splat, and rows of whole blocks if an operand is of a row form. Returns whether the
+/// result is a splat, or `None` where this CPU computes no chains (or no such sides).
 pub(super) fn chain(
     start: Operand<'_, f32>,
     links: &[Link],
+    sides: &[Side],
     operands: &impl ChainOperands<f32>,
     out: &mut [f32],
     row_len: usize,
@@ -527,9 +528,9 @@ pub(super) fn chain(
     #[cfg(target_arch = "x86_64")]
     if chain_lanes().is_some() {
         // SAFETY: `chain_lanes` found AVX2 and FMA.
-        return Some(unsafe { chain_avx2::chain(start, links, operands, out, row_len) });
+        return unsafe { chain_avx2::chain(start, links, sides, operands, out, row_len) };
     }
-    let _ = (start, links, operands, out, row_len);
+    let _ = (start, links, sides, operands, out, row_len);
     None
 }
 

@@ -892,7 +892,7 @@ unsafe fn evaluate_chain(
     };
     // SAFETY: the caller's guarantee: `out` points to the chunk's `f32`s, only this uses.
     let out_values = unsafe { std::slice::from_raw_parts_mut(out.cast::<f32>(), chunk.count()) };
-    let splat = chunk_ops::chain(start, &chain.links, &operands, out_values, chunk.len)?;
+    let splat = chunk_ops::chain(start, &chain.links, &chain.sides, &operands, out_values, chunk.len)?;
     Some(Values { ptr: out.cast_const(), form: if splat { Form::Splat } else { Form::Chunk } })
 }
 

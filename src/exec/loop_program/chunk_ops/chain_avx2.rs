@@ -1,6 +1,8 @@
 //! The chain kernel on x86-64 with AVX2 and FMA: 64 `f32` lanes held in eight `__m256`
 //! registers from a chain's first link to its last, each link one or a few vector instructions
-//! per register, or an elementary function over the lanes ([`apply_function`]).
+//! per register, or an elementary function over the lanes ([`apply_function`]). The chain's
+//! side runs are computed first for each block, each stored to a block on the stack that the
+//! link reading it loads.
 //!
 //! The block is explicit vectors: LLVM kept a plain `[f32; 64]` in registers across the links
 //! only while no link needed many registers of its own. The links are resolved once per chunk
@@ -15,7 +17,7 @@ use std::arch::x86_64::{
 
 use super::{map1, map1_fast, ChainOperand, ChainOperands, Operand};
 use crate::exec::element::Element;
-use crate::exec::loop_program::chains::{ChainFunction, ChainOp, Link};
+use crate::exec::loop_program::chains::{ChainFunction, ChainOp, Link, Side, MAX_SIDES};
 use crate::exec::math::{FastPath, Fused};
 
 /// The registers of a block.
@@ -31,6 +33,9 @@ pub(super) const LANES: usize = REGISTERS * WIDTH;
 /// A block of lanes in registers.
 type Block = [__m256; REGISTERS];
 
+/// The current block of each side run, stored for the links that read it.
+type SideLanes = [[f32; LANES]; MAX_SIDES];
+
 /// The links of a chain resolved on the stack; a longer chain's are allocated.
 const STACK_STEPS: usize = 24;
 
@@ -39,11 +44,13 @@ const STACK_STEPS: usize = 24;
 /// ([`step`]), whether it reads values, and what each does to a block ([`apply`]).
 macro_rules! steps {
     ($($op:ident => $f:expr, $splat:ident, $splat_right:ident, $values:ident, $values_right:ident,
-        $row:ident, $row_right:ident, $per_row:ident, $per_row_right:ident;)*) => {
+        $row:ident, $row_right:ident, $per_row:ident, $per_row_right:ident,
+        $side:ident, $side_right:ident;)*) => {
         /// A link resolved for one chunk: its op, the side the running value is on (`…Right`:
         /// the right), and its other operand: one value for the chunk (`…Splat…`), the
         /// chunk's values (`…Values…`, at least the chunk's length), one row's for every row
-        /// (`…Row…`), or one value per row (`…PerRow…`: row `r`'s at `r`).
+        /// (`…Row…`), one value per row (`…PerRow…`: row `r`'s at `r`), or the block of a
+        /// side run (`…Side…`, by its place among the chain's sides).
         #[derive(Clone, Copy)]
         enum Step<'a> {
             Neg,
@@ -56,18 +63,28 @@ macro_rules! steps {
             $(
                 $splat(f32), $splat_right(f32), $values(&'a [f32]), $values_right(&'a [f32]),
                 $row(&'a [f32]), $row_right(&'a [f32]), $per_row(&'a [f32]), $per_row_right(&'a [f32]),
+                $side(usize), $side_right(usize),
             )*
         }
 
-        /// `link` resolved for a chunk of `len` elements.
+        /// `link` resolved for a chunk of `len` elements, the chain's side runs ending at the
+        /// nodes `sides`.
         #[target_feature(enable = "avx2")]
-        fn step<'a>(link: Link, operands: &'a impl ChainOperands<f32>, len: usize) -> Step<'a> {
+        fn step<'a>(link: Link, operands: &'a impl ChainOperands<f32>, len: usize, sides: &[usize]) -> Step<'a> {
             let (op, other, running_left) = match link {
                 Link::Neg => return Step::Neg,
                 Link::Abs => return Step::Abs,
                 Link::Function(function) => return Step::Function(function),
                 Link::Binary { op, other, running_left } => (op, other, running_left),
             };
+            if let Some(side) = sides.iter().position(|&node| node == other) {
+                return match (op, running_left) {
+                    $(
+                        (ChainOp::$op, true) => Step::$side(side),
+                        (ChainOp::$op, false) => Step::$side_right(side),
+                    )*
+                };
+            }
             let other = match operands.operand(other) {
                 ChainOperand::Chunk(other) => other,
                 ChainOperand::Row(values) => return match (op, running_left) {
@@ -112,10 +129,10 @@ macro_rules! steps {
         }
 
         /// `step` on `block`, the lanes `first..first + LANES` of the chunk, the lanes
-        /// `lane..lane + LANES` of row `row`.
+        /// `lane..lane + LANES` of row `row`, whose side runs' blocks are `sides`.
         #[target_feature(enable = "avx2,fma")]
         #[inline]
-        fn apply(step: Step<'_>, block: &mut Block, [first, lane, row]: [usize; 3], sign: __m256) {
+        fn apply(step: Step<'_>, block: &mut Block, [first, lane, row]: [usize; 3], sign: __m256, sides: &SideLanes) {
             match step {
                 Step::Neg => each(block, |a| _mm256_xor_ps(a, sign)),
                 Step::Abs => each(block, |a| _mm256_andnot_ps(sign, a)),
@@ -137,6 +154,8 @@ macro_rules! steps {
                     Step::$row_right(values) => each_with(block, values, lane, |a, b| $f(b, a)),
                     Step::$per_row(values) => each_splat(block, values[row], |a, b| $f(a, b)),
                     Step::$per_row_right(values) => each_splat(block, values[row], |a, b| $f(b, a)),
+                    Step::$side(side) => each_with(block, &sides[side], 0, |a, b| $f(a, b)),
+                    Step::$side_right(side) => each_with(block, &sides[side], 0, |a, b| $f(b, a)),
                 )*
             }
         }
@@ -145,22 +164,23 @@ macro_rules! steps {
 
 steps! {
     Add => |a, b| _mm256_add_ps(a, b), AddSplat, AddSplatRight, AddValues, AddValuesRight,
-        AddRow, AddRowRight, AddPerRow, AddPerRowRight;
+        AddRow, AddRowRight, AddPerRow, AddPerRowRight, AddSide, AddSideRight;
     Sub => |a, b| _mm256_sub_ps(a, b), SubSplat, SubSplatRight, SubValues, SubValuesRight,
-        SubRow, SubRowRight, SubPerRow, SubPerRowRight;
+        SubRow, SubRowRight, SubPerRow, SubPerRowRight, SubSide, SubSideRight;
     Mul => |a, b| _mm256_mul_ps(a, b), MulSplat, MulSplatRight, MulValues, MulValuesRight,
-        MulRow, MulRowRight, MulPerRow, MulPerRowRight;
+        MulRow, MulRowRight, MulPerRow, MulPerRowRight, MulSide, MulSideRight;
     Div => |a, b| _mm256_div_ps(a, b), DivSplat, DivSplatRight, DivValues, DivValuesRight,
-        DivRow, DivRowRight, DivPerRow, DivPerRowRight;
+        DivRow, DivRowRight, DivPerRow, DivPerRowRight, DivSide, DivSideRight;
     Max => |a, b| maximum(a, b), MaxSplat, MaxSplatRight, MaxValues, MaxValuesRight,
-        MaxRow, MaxRowRight, MaxPerRow, MaxPerRowRight;
+        MaxRow, MaxRowRight, MaxPerRow, MaxPerRowRight, MaxSide, MaxSideRight;
     Min => |a, b| minimum(a, b), MinSplat, MinSplatRight, MinValues, MinValuesRight,
-        MinRow, MinRowRight, MinPerRow, MinPerRowRight;
+        MinRow, MinRowRight, MinPerRow, MinPerRowRight, MinSide, MinSideRight;
 }
 
-/// The chain over the chunk of rows of `row_len` (see `chunk_ops::chain`): needs
-/// `out.len() ≥ LANES` unless every operand is a splat, and rows of whole blocks if an
-/// operand is of a row form; returns whether the result is a splat.
+/// The chain over the chunk of rows of `row_len` (see `chunk_ops::chain`), with its `sides`:
+/// needs `out.len() ≥ LANES` unless every operand is a splat, and rows of whole blocks if an
+/// operand is of a row form; returns whether the result is a splat (`None` for more than
+/// [`MAX_SIDES`] sides, or one starting from values of a row form).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA.
@@ -168,24 +188,46 @@ steps! {
 pub(super) unsafe fn chain(
     start: Operand<'_, f32>,
     links: &[Link],
+    sides: &[Side],
     operands: &impl ChainOperands<f32>,
     out: &mut [f32],
     row_len: usize,
-) -> bool {
+) -> Option<bool> {
     let len = out.len();
-    // Resolved on the stack: an allocation per chunk cost layer norm about 700 instructions
-    // per row.
+    let mut side_starts = [Operand::Splat(0.0); MAX_SIDES];
+    let mut side_nodes = [usize::MAX; MAX_SIDES];
+    for ((side, start), node) in sides.iter().zip(&mut side_starts).zip(&mut side_nodes) {
+        let ChainOperand::Chunk(operand) = operands.operand(side.start) else { return None };
+        (*start, *node) = (operand, side.node);
+    }
+    let side_starts = side_starts.get(..sides.len())?;
+    // The chain's links, then each side's, resolved on the stack: an allocation per chunk cost
+    // layer norm about 700 instructions per row.
+    let all_links = || links.iter().chain(sides.iter().flat_map(|side| &side.links));
+    let count = all_links().count();
     let mut on_stack = [Step::Neg; STACK_STEPS];
     let on_heap: Vec<Step<'_>>;
-    let steps = if links.len() <= STACK_STEPS {
-        for (slot, &link) in on_stack.iter_mut().zip(links) {
-            *slot = step(link, operands, len);
+    let resolve = |&link: &Link| step(link, operands, len, &side_nodes[..sides.len()]);
+    let all_steps = if count <= STACK_STEPS {
+        for (slot, link) in on_stack.iter_mut().zip(all_links()) {
+            *slot = resolve(link);
         }
-        &on_stack[..links.len()]
+        &on_stack[..count]
     } else {
-        on_heap = links.iter().map(|&link| step(link, operands, len)).collect();
+        on_heap = all_links().map(resolve).collect();
         &on_heap[..]
     };
+    // The runs of a block: each side's, then the chain's (one call of `apply` in the block
+    // loop, so that it is inlined there).
+    let (steps, mut side_steps) = all_steps.split_at(links.len());
+    let mut runs = [(start, steps); MAX_SIDES + 1];
+    for ((run, side), &start) in runs.iter_mut().zip(sides).zip(side_starts) {
+        let own;
+        (own, side_steps) = side_steps.split_at(side.links.len());
+        *run = (start, own);
+    }
+    runs[sides.len()] = (start, steps);
+    let runs = &runs[..=sides.len()];
     let splat = matches!(start, Operand::Splat(_)) && steps.iter().all(|step| step.reads_one_value());
     // One block when every operand is a splat (its first lane is the value); otherwise the
     // last block ends at the chunk's end, overlapping the one before: its lanes are computed
@@ -193,25 +235,31 @@ pub(super) unsafe fn chain(
     // block overlaps, and each lies in one row.)
     let last = if splat { 0 } else { len - LANES };
     // Rows are tracked only for operands of a row form.
-    let rows = steps.iter().any(|step| step.reads_rows());
+    let rows = all_steps.iter().any(|step| step.reads_rows());
     let sign = _mm256_set1_ps(-0.0);
+    let mut side_lanes: SideLanes = [[0.0; LANES]; MAX_SIDES];
     let (mut next, mut lane, mut row) = (0, 0, 0);
     loop {
         let first = next.min(last);
-        let mut block = match start {
-            Operand::Splat(v) => [_mm256_set1_ps(v); REGISTERS],
-            Operand::Values(values) => load(&values[first..]),
-        };
-        for &step in steps {
-            apply(step, &mut block, [first, lane, row], sign);
+        // (Set by every run; the chain's is the last.)
+        let mut block = [sign; REGISTERS];
+        for (run, &(start, steps)) in runs.iter().enumerate() {
+            if let Some(side) = run.checked_sub(1) {
+                // The side run before this one is done.
+                store(&block, &mut side_lanes[side]);
+            }
+            block = start_block(start, first);
+            for &step in steps {
+                apply(step, &mut block, [first, lane, row], sign, &side_lanes);
+            }
         }
         if splat {
             out[0] = _mm256_cvtss_f32(block[0]);
-            return true;
+            return Some(true);
         }
         store(&block, &mut out[first..]);
         if first == last {
-            return false;
+            return Some(false);
         }
         next = first + LANES;
         if rows {
@@ -220,6 +268,17 @@ pub(super) unsafe fn chain(
                 (lane, row) = (0, row + 1);
             }
         }
+    }
+}
+
+/// The block a run starting from `start` begins with: the lanes `first..first + LANES` of its
+/// values, or its splat in every lane.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn start_block(start: Operand<'_, f32>, first: usize) -> Block {
+    match start {
+        Operand::Splat(v) => [_mm256_set1_ps(v); REGISTERS],
+        Operand::Values(values) => load(&values[first..]),
     }
 }
 
