@@ -26,8 +26,8 @@ pub(super) fn lanes(element_type: ElementType) -> Option<usize> {
 
 /// The fewest links a chain has. A chain pays about 30 instructions per block of 64 lanes
 /// (its start and its store) and saves about 10 per link against a pass per node, so
-/// shorter runs are evaluated node by node: GELU's run of 2 links after its tanh, before tanh
-/// could be a link, cost more in a chain.
+/// shorter runs are evaluated node by node (unless a chain's link reads them: see [`Side`]):
+/// GELU's run of 2 links after its tanh, before tanh could be a link, cost more in a chain.
 const MIN_LINKS: usize = 4;
 
 /// One link of a chain: an op on the running value and, for a binary op, the node of its

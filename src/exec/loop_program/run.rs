@@ -570,8 +570,9 @@ impl LoopProgram {
             // the node's type, never an operand's slot: `slots::assign`), or for the result
             // of a direct store this item's own run of `chunk.count()` output elements (of
             // type `T`, the result's), checked to lie in the output above. A chain's start
-            // and other operands are nodes outside it (set by this item, of the chain's
-            // type: every link keeps its type); the nodes inside it are read by nothing else.
+            // and other operands, and its side runs', are nodes outside it (set by this item,
+            // of the chain's type: every link keeps its type); the nodes inside it are read by
+            // nothing else.
             // Only chain links read a value of a row form (`read_by_links_only`), and only
             // when chained with rows of whole blocks (`rows_in_place`).
             let values = match &self.chains[k] {
@@ -871,11 +872,12 @@ unsafe fn evaluate_node(
 /// where its values are (`None`: a chain this CPU does not compute).
 ///
 /// # Safety
-/// `values` of the chain's start and of its links' other operands hold the chunk's elements
-/// of `element_type` in their form (the start's a chunk's or a splat), which nothing writes
-/// while this runs; the chunk holds at least the type's [`chains::lanes`], and its rows a
-/// multiple of them if an operand is of a row form. `out` points to the chunk's elements of
-/// `element_type`, which nothing else reads or writes while this runs.
+/// `values` of the chain's start and of its links' other operands (its side runs' too) hold
+/// the chunk's elements of `element_type` in their form (the starts' a chunk's or a splat),
+/// which nothing writes while this runs; the chunk holds at least the type's
+/// [`chains::lanes`], and its rows a multiple of them if an operand is of a row form. `out`
+/// points to the chunk's elements of `element_type`, which nothing else reads or writes while
+/// this runs.
 unsafe fn evaluate_chain(
     chain: &Chain,
     element_type: ElementType,
