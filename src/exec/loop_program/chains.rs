@@ -213,12 +213,13 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
             roles[member] = Role::Inside(end);
         }
         // Other operands of links that are the last node of a short run read by nothing else
-        // (not a chain's end, nor inside one) are computed beside the chain.
+        // (not a chain's end, nor inside one: every chain ending before this one has its roles
+        // already) are computed beside the chain.
         let mut sides = Vec::new();
         for link in &links {
             let Link::Binary { other, .. } = *link else { continue };
-            let lone = roles[other] == Role::Alone && !continues_to[other] && length[other] < MIN_LINKS;
-            if sides.len() == MAX_SIDES || !linkable(other) || reads[other] != 1 || !lone {
+            let lone = roles[other] == Role::Alone && reads[other] == 1;
+            if sides.len() == MAX_SIDES || !linkable(other) || !lone {
                 continue;
             }
             let (members, start, links) = run(other);

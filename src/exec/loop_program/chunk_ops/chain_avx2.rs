@@ -194,13 +194,11 @@ pub(super) unsafe fn chain(
     row_len: usize,
 ) -> Option<bool> {
     let len = out.len();
-    let mut side_starts = [Operand::Splat(0.0); MAX_SIDES];
-    let mut side_nodes = [usize::MAX; MAX_SIDES];
-    for ((side, start), node) in sides.iter().zip(&mut side_starts).zip(&mut side_nodes) {
-        let ChainOperand::Chunk(operand) = operands.operand(side.start) else { return None };
-        (*start, *node) = (operand, side.node);
+    if sides.len() > MAX_SIDES {
+        return None;
     }
-    let side_starts = side_starts.get(..sides.len())?;
+    let side_nodes: [usize; MAX_SIDES] =
+        std::array::from_fn(|k| sides.get(k).map_or(usize::MAX, |side| side.node));
     // The chain's links, then each side's, resolved on the stack: an allocation per chunk cost
     // layer norm about 700 instructions per row.
     let all_links = || links.iter().chain(sides.iter().flat_map(|side| &side.links));
@@ -222,10 +220,11 @@ pub(super) unsafe fn chain(
     // with a call per kind of run, it was not, and GELU took 2.5 times as long.)
     let (steps, mut side_steps) = all_steps.split_at(links.len());
     let mut runs = [(start, steps, None); MAX_SIDES + 1];
-    for (k, ((run, side), &start)) in runs.iter_mut().zip(sides).zip(side_starts).enumerate() {
+    for (k, side) in sides.iter().enumerate() {
+        let ChainOperand::Chunk(side_start) = operands.operand(side.start) else { return None };
         let own;
         (own, side_steps) = side_steps.split_at(side.links.len());
-        *run = (start, own, Some(k));
+        runs[k] = (side_start, own, Some(k));
     }
     runs[sides.len()] = (start, steps, None);
     let runs = &runs[..=sides.len()];
