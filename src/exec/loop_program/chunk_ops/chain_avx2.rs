@@ -467,4 +467,130 @@ mod tests {
             }
         }
     }
+
+    /// The nodes a test chain reads: `x` and `y` (node 0 and 1), a splat (2), a row vector
+    /// (3), one value per row (4); its sides end at nodes 5 and 6.
+    struct Nodes<'a>([ChainOperand<'a, f32>; 5]);
+
+    impl ChainOperands<f32> for Nodes<'_> {
+        fn operand(&self, node: usize) -> ChainOperand<'_, f32> {
+            self.0[node]
+        }
+    }
+
+    /// `link` on `running` by plain scalar code, its other operand `other(node)`.
+    fn scalar_link(link: Link, running: f32, other: impl Fn(usize) -> f32) -> f32 {
+        let (op, b, running_left) = match link {
+            Link::Neg => return -running,
+            Link::Abs => return running.abs(),
+            Link::Function(ChainFunction::Exp) => return Element::exp::<Fused>(running),
+            Link::Function(ChainFunction::Log) => return Element::log::<Fused>(running),
+            Link::Function(ChainFunction::Tanh) => return Element::tanh::<Fused>(running),
+            Link::Function(ChainFunction::Logistic) => return Element::logistic::<Fused>(running),
+            Link::Binary { op, other: node, running_left } => (op, other(node), running_left),
+        };
+        let (a, b) = if running_left { (running, b) } else { (b, running) };
+        match op {
+            ChainOp::Add => a + b,
+            ChainOp::Sub => a - b,
+            ChainOp::Mul => a * b,
+            ChainOp::Div => a / b,
+            ChainOp::Max => scalar_maximum(a, b),
+            ChainOp::Min => scalar_minimum(a, b),
+        }
+    }
+
+    /// The kernel computes random chains as plain scalar code does, to the bit (any NaN for
+    /// any NaN): every link and kind of operand (on either side of the op; a side run's
+    /// block; a NaN splat; rows of whole blocks reading row and per-row operands), chains
+    /// longer than the steps kept on the stack, chunks of one block, of whole blocks and with
+    /// a last block that overlaps the one before, on values with NaN, ±0, ±∞, denormals and
+    /// arguments that overflow.
+    #[test]
+    fn random_chains_match_scalar_code() {
+        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
+            return;
+        }
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |below: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % below as u64) as usize
+        };
+        let specials = [f32::NAN, -0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, 1e-40, -3e-39, 100.0, -100.0];
+        let value = |next: &mut dyn FnMut(usize) -> usize| match next(10) {
+            0 => specials[next(specials.len())],
+            _ => (next(4000) as f32 - 2000.0) / 300.0,
+        };
+        let ops = [ChainOp::Add, ChainOp::Sub, ChainOp::Mul, ChainOp::Div, ChainOp::Max, ChainOp::Min];
+        let functions =
+            [ChainFunction::Exp, ChainFunction::Log, ChainFunction::Tanh, ChainFunction::Logistic];
+        let random_link = |next: &mut dyn FnMut(usize) -> usize, readable: usize| match next(10) {
+            0 => Link::Neg,
+            1 => Link::Abs,
+            2 => Link::Function(functions[next(4)]),
+            _ => Link::Binary { op: ops[next(6)], other: next(readable), running_left: next(2) == 0 },
+        };
+        for case in 0..400 {
+            let (rows, row_len) = [(1, 64), (1, 100), (1, 1000), (2, 64), (3, 128)][case % 5];
+            let len = rows * row_len;
+            let x: Vec<f32> = (0..len).map(|_| value(&mut next)).collect();
+            let y: Vec<f32> = (0..len).map(|_| value(&mut next)).collect();
+            let v: Vec<f32> = (0..row_len).map(|_| value(&mut next)).collect();
+            let w: Vec<f32> = (0..rows).map(|_| value(&mut next)).collect();
+            let splat = if next(8) == 0 { f32::NAN } else { value(&mut next) };
+            let row_forms = row_len % LANES == 0;
+            let nodes = Nodes([
+                ChainOperand::Chunk(Operand::Values(&x)),
+                ChainOperand::Chunk(Operand::Values(&y)),
+                ChainOperand::Chunk(Operand::Splat(splat)),
+                if row_forms { ChainOperand::Row(&v) } else { ChainOperand::Chunk(Operand::Values(&y)) },
+                if row_forms { ChainOperand::PerRow(&w) } else { ChainOperand::Chunk(Operand::Splat(splat)) },
+            ]);
+            let side_count = next(MAX_SIDES + 1);
+            let sides: Vec<Side> = (0..side_count)
+                .map(|k| {
+                    let (start, count) = (next(2), 1 + next(3));
+                    Side {
+                        node: 5 + k,
+                        start,
+                        links: (0..count).map(|_| random_link(&mut next, 5)).collect(),
+                    }
+                })
+                .collect();
+            // Mostly short chains, whose values stay finite more often; some past the stack's steps.
+            let count = if next(8) == 0 { STACK_STEPS + 1 + next(6) } else { 1 + next(8) };
+            let links: Vec<Link> = (0..count).map(|_| random_link(&mut next, 5 + side_count)).collect();
+            let mut out = vec![0.0; len];
+            // SAFETY: the CPU has AVX2 and FMA (checked above).
+            let splat_result =
+                unsafe { chain(Operand::Values(&x), &links, &sides, &nodes, &mut out, row_len) };
+            assert_eq!(splat_result, Some(false), "case {case}");
+            for (k, &got) in out.iter().enumerate() {
+                let (r, i) = (k / row_len, k % row_len);
+                let operand = |node: usize| match node {
+                    0 => x[k],
+                    1 => y[k],
+                    2 => splat,
+                    3 if row_forms => v[i],
+                    3 => y[k],
+                    _ if row_forms => w[r],
+                    _ => splat,
+                };
+                let side_values: Vec<f32> = sides
+                    .iter()
+                    .map(|side| {
+                        side.links.iter().fold(operand(side.start), |a, &link| scalar_link(link, a, operand))
+                    })
+                    .collect();
+                let other = |node: usize| if node >= 5 { side_values[node - 5] } else { operand(node) };
+                let want = links.iter().fold(x[k], |a, &link| scalar_link(link, a, other));
+                assert!(
+                    same(got, want),
+                    "case {case}, lane {k}: {got:?} against {want:?}, {links:?}, {sides:?}"
+                );
+            }
+        }
+    }
 }
