@@ -948,6 +948,42 @@ fn execute_into_another_layout_and_padding() {
     }
 }
 
+/// A root computed by a loop writes an output of another layout itself (no copy after it):
+/// a fused chain over operands of two layouts (the result takes the lhs's), a row and a
+/// column reduction, a reduce over no dimension, each into layouts and padding of its own,
+/// again after a first run (the program for that layout is kept), fused and unfused.
+#[test]
+fn loops_write_outputs_of_another_layout_themselves() {
+    let f = ElementType::F32;
+    let sum = reducer(f, |_, a, b| add(a, b, &[]));
+    let cm = lit("f32[2,3]{0,1}", vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let rm = lit("f32[2,3]", vec![10.0f32, 20.0, 30.0, 40.0, 50.0, 60.0]);
+    let chain = computation(&[&cm, &rm], |b, p| max(p[0] * p[1] - b.constant_r0(15.0f32), p[1], &[]) + p[0]);
+    let row_sum = computation(&[&rm], |b, p| {
+        reduce(exp(p[0] * b.constant_r0(0.0f32)) + p[0], b.constant_r0(0.0f32), &sum, &[1])
+    });
+    let column_sum = computation(&[&cm], |b, p| reduce(p[0], b.constant_r0(0.5f32), &sum, &[0]));
+    let identity = computation(&[&cm], |b, p| reduce(p[0], b.constant_r0(0.0f32), &sum, &[]));
+    let check = |c: &XlaComputation, arguments: &[&Literal], layouts: &[&str], expected: &[f32]| {
+        for options in [CompileOptions::default(), CompileOptions::unfused()] {
+            let exe = c.compile(&options).unwrap();
+            for layout in layouts {
+                let mut out = Literal::zeros(&sh(layout)).unwrap();
+                for _ in 0..2 {
+                    exe.execute_into(arguments, &mut out).unwrap();
+                    assert_eq!(out.shape().to_string(), sh(layout).to_string());
+                    assert_eq!(values::<f32>(&out), expected, "{layout}");
+                }
+            }
+        }
+    };
+    let (both, padded) = (["f32[2,3]", "f32[2,3]{1,0:pad(3,5)=zero}"], "f32[2,3]{1,0:pad(3,4)=zero}");
+    check(&chain, &[&cm, &rm], &both, &[11.0, 27.0, 78.0, 149.0, 240.0, 351.0]);
+    check(&row_sum, &[&rm], &["f32[2]{0:pad(3)=one}"], &[63.0, 153.0]);
+    check(&column_sum, &[&cm], &["f32[3]{0:pad(5)=zero}"], &[5.5, 7.5, 9.5]);
+    check(&identity, &[&cm], &["f32[2,3]", padded], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+}
+
 #[test]
 fn mismatches_are_errors() {
     let x = lit("f32[2,3]", vec![0.0f32; 6]);

@@ -170,7 +170,7 @@ fn converting(shape: &Shape, steps: &[Shape]) -> Result<LoopProgram> {
     }
     let root = instructions.len() - 1;
     let computation = HloComputation { name: "converting".into(), instructions, root };
-    match LoopProgram::compile(&computation, std::slice::from_ref(shape)) {
+    match LoopProgram::compile(&computation, std::slice::from_ref(shape), computation.result_shape()) {
         Some(program) => Ok(program),
         None => invalid_argument!("no loop converts {shape} to {:?}", steps.last().map(Shape::to_string)),
     }

@@ -95,8 +95,9 @@ impl XlaComputation {
             ),
             _ => None,
         };
-        let loop_compiles =
-            |fused: &HloComputation, inputs: &[Shape]| LoopProgram::compile(fused, inputs).is_some();
+        let loop_compiles = |fused: &HloComputation, inputs: &[Shape]| {
+            LoopProgram::compile(fused, inputs, fused.result_shape()).is_some()
+        };
         let backend = Backend { evaluate: &evaluate, loop_compiles: &loop_compiles };
         let optimized = optimize(&self.entry, options.fusion, verify_passes(), backend)?;
         let parameters = optimized.parameter_ids();

@@ -15,7 +15,7 @@ use crate::exec::kernels::interpreted::Combine;
 use crate::exec::kernels::{bitcast, data_movement, interpreted, random, sort};
 use crate::exec::kernels::{convolution, gather, scatter, windows};
 use crate::exec::loop_program::LoopProgram;
-use crate::exec::relayout::Relayouts;
+use crate::exec::relayout::LayoutPrograms;
 use crate::exec::scalar_program::{Scalar, ScalarProgram};
 use crate::exec::value::Value;
 use crate::hlo::ir::{HloComputation, InstructionId, Opcode};
@@ -30,7 +30,10 @@ pub(crate) struct Plan {
     /// For each instruction, the last step that reads it.
     last_use: Vec<usize>,
     /// Copies between layouts met at run time (arguments, outputs), compiled once each.
-    relayouts: Relayouts,
+    relayouts: LayoutPrograms,
+    /// The root's loop writing into outputs of other layouts than the root's, by (root shape,
+    /// output shape), compiled once each.
+    root_loops: LayoutPrograms,
 }
 
 /// How one instruction is computed, with everything it needs decided.
@@ -200,7 +203,13 @@ impl Plan {
                 last_use[operand] = id;
             }
         }
-        Ok(Plan { computation, steps, last_use, relayouts: Relayouts::default() })
+        Ok(Plan {
+            computation,
+            steps,
+            last_use,
+            relayouts: LayoutPrograms::default(),
+            root_loops: LayoutPrograms::default(),
+        })
     }
 
     /// The computation planned.
@@ -266,17 +275,21 @@ impl Plan {
                         .iter()
                         .map(|&o| values[o].as_ref().ok_or_else(|| missing(&self.computation, o))?.array())
                         .collect::<Result<Vec<_>>>()?;
-                    match out.as_deref_mut() {
-                        Some(out) if id == root && out.shape() == shape => {
+                    if let Some(out) = out.as_deref_mut().filter(|_| id == root) {
+                        if out.shape() == shape {
                             self.compute(step, id, &arrays, out, parallel)?;
                             return Ok(None);
                         }
-                        _ => {
-                            let mut fresh = Literal::for_overwrite(shape)?;
-                            self.compute(step, id, &arrays, &mut fresh, parallel)?;
-                            Value::computed(fresh)
+                        // A loop writes any layout: computing in the root's and copying after
+                        // would cost a second pass (a transposing one, between layouts).
+                        if let Some(program) = self.root_loop_into(step, out.shape()) {
+                            program.run(&arrays, out, parallel)?;
+                            return Ok(None);
                         }
                     }
+                    let mut fresh = Literal::for_overwrite(shape)?;
+                    self.compute(step, id, &arrays, &mut fresh, parallel)?;
+                    Value::computed(fresh)
                 }
             };
             drop(inputs);
@@ -288,6 +301,15 @@ impl Plan {
             values[id] = Some(value);
         }
         values[root].take().map(Some).ok_or_else(|| missing(&self.computation, root))
+    }
+
+    /// The root's loop compiled to write `out_shape` (the root's element type and dimensions,
+    /// another layout), if the root's `step` is a loop.
+    fn root_loop_into(&self, step: &Step, out_shape: &Shape) -> Option<Arc<LoopProgram>> {
+        let Step::Loop(_) = step else { return None };
+        let root = self.computation.root;
+        let root_shape = &self.computation.instructions[root].shape;
+        self.root_loops.program(root_shape, out_shape, || loop_program(&self.computation, root, out_shape))
     }
 
     /// The root's `value` as a literal of the root's shape, layouts included (a computed array
@@ -627,17 +649,15 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         instruction: instruction_text(computation, id),
         message: "the loop compiler cannot compute this instruction".into(),
     };
-    let program =
-        |fused: &HloComputation| fused_program(fused, &operand_shapes).map(Box::new).ok_or_else(not_a_loop);
+    let program = || loop_program(computation, id, &instruction.shape).map(Box::new).ok_or_else(not_a_loop);
     Ok(match &instruction.opcode {
         Opcode::Parameter { number } => Step::Parameter(*number as usize),
         Opcode::Constant(literal) => Step::Constant(literal.clone()),
         Opcode::Tuple => Step::Tuple,
         Opcode::GetTupleElement { index } => Step::GetTupleElement(*index as usize),
-        Opcode::Fusion { computation: fused, .. } => Step::Loop(program(fused)?),
+        Opcode::Fusion { .. } => Step::Loop(program()?),
         Opcode::Reduce { dimensions, .. } if dimensions.is_empty() && !instruction.shape.is_tuple() => {
-            // XLA returns the operand unchanged: the init value is not applied.
-            Step::Loop(Box::new(LoopProgram::copy(&operand_shapes[0], &instruction.shape)))
+            Step::Loop(program()?)
         }
         Opcode::Reduce { dimensions, reducer } if dimensions.len() == 1 && arg_extreme(reducer).is_some() => {
             let kind = arg_extreme(reducer).ok_or_else(not_a_loop)?;
@@ -663,7 +683,7 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         Opcode::TopK { k, largest } => Step::TopK { k: *k as usize, largest: *largest },
         Opcode::RngBitGenerator { algorithm } => Step::RngBitGenerator(*algorithm),
         Opcode::BitcastConvert => Step::BitcastConvert,
-        Opcode::Reduce { .. } => Step::Loop(program(&HloComputation::single(instruction, &operand_shapes))?),
+        Opcode::Reduce { .. } => Step::Loop(program()?),
         Opcode::Dot { numbers, .. } => {
             Step::Dot(Box::new(DotStep::new(instruction, numbers, &operand_shapes)?))
         }
@@ -711,14 +731,32 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         Opcode::Concatenate { dimension } => Step::Concatenate { dimension: *dimension },
         Opcode::Pad(config) => Step::Pad(config.clone()),
         Opcode::Reshape if computation.loop_part(id).is_none() => Step::Reshape,
-        _ => Step::Loop(program(&HloComputation::single(instruction, &operand_shapes))?),
+        _ => Step::Loop(program()?),
     })
 }
 
-/// The loop of a fusion (or of a single instruction as one): a plain loop, or, when rooted at
-/// a reduce that folds in a loop, a reduction of its producer. `None` if the loop compiler
-/// cannot compute it.
-fn fused_program(fused: &HloComputation, input_shapes: &[Shape]) -> Option<LoopProgram> {
+/// The loop computing instruction `id` of `computation` into `out_shape` (its element type and
+/// dimensions, in its own layout or another): of a fusion, of a reduce over no dimension (a
+/// copy: XLA returns the operand unchanged, the init value not applied), or of any other
+/// instruction as a fusion of one. `None` if the loop compiler cannot compute it.
+fn loop_program(computation: &HloComputation, id: InstructionId, out_shape: &Shape) -> Option<LoopProgram> {
+    let instruction = &computation.instructions[id];
+    let operand_shapes: Vec<Shape> =
+        instruction.operands.iter().map(|&o| computation.instructions[o].shape.clone()).collect();
+    match &instruction.opcode {
+        Opcode::Fusion { computation: fused, .. } => fused_program(fused, &operand_shapes, out_shape),
+        Opcode::Reduce { dimensions, .. } if dimensions.is_empty() && !instruction.shape.is_tuple() => {
+            Some(LoopProgram::copy(operand_shapes.first()?, out_shape))
+        }
+        _ => fused_program(&HloComputation::single(instruction, &operand_shapes), &operand_shapes, out_shape),
+    }
+}
+
+/// The loop of a fusion (or of a single instruction as one) into `out_shape` (its result's
+/// element type and dimensions, any layout): a plain loop, or, when rooted at a reduce that
+/// folds in a loop, a reduction of its producer. `None` if the loop compiler cannot compute
+/// it.
+fn fused_program(fused: &HloComputation, input_shapes: &[Shape], out_shape: &Shape) -> Option<LoopProgram> {
     let root = &fused.instructions[fused.root];
     match &root.opcode {
         Opcode::Reduce { dimensions, reducer } => {
@@ -732,10 +770,10 @@ fn fused_program(fused: &HloComputation, input_shapes: &[Shape]) -> Option<LoopP
                 input_shapes,
                 dimensions,
                 reduction,
-                &root.shape,
+                out_shape,
             )
         }
-        _ => LoopProgram::compile(fused, input_shapes),
+        _ => LoopProgram::compile(fused, input_shapes, out_shape),
     }
 }
 

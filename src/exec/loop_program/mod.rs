@@ -155,11 +155,16 @@ impl IndexMap {
 }
 
 impl LoopProgram {
-    /// Compiles `computation` (parameters are the inputs, of `input_shapes`) into one loop, or
-    /// `None` if it holds an instruction a loop cannot compute (dot, reduce, a general
-    /// reshape, …).
-    pub(crate) fn compile(computation: &HloComputation, input_shapes: &[Shape]) -> Option<LoopProgram> {
-        let out_shape = computation.result_shape().clone();
+    /// Compiles `computation` (parameters are the inputs, of `input_shapes`) into one loop
+    /// writing `out_shape` (the result's element type and dimensions, in any layout, walked in
+    /// its memory order), or `None` if it holds an instruction a loop cannot compute (dot,
+    /// reduce, a general reshape, …).
+    pub(crate) fn compile(
+        computation: &HloComputation,
+        input_shapes: &[Shape],
+        out_shape: &Shape,
+    ) -> Option<LoopProgram> {
+        let out_shape = out_shape.clone();
         let target: Vec<isize> = out_shape.strides().iter().map(|&s| s as isize).collect();
         if out_shape.element_count() == 0 {
             return Some(LoopProgram::empty(out_shape, Sink::Store));
