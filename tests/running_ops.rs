@@ -948,6 +948,29 @@ fn execute_into_another_layout_and_padding() {
     }
 }
 
+/// A column-major plus a row-major array large enough that the column-major one's rows are
+/// read an element per page (the loop walks its work items in blocks then, cut short at the
+/// edges of outer dimensions of 20), on one thread and several, into either layout: every
+/// element is its sum.
+#[test]
+fn a_transposed_operand_read_pages_apart_sums_every_element() {
+    let dims = [8usize, 20, 20, 48];
+    let count: usize = dims.iter().product();
+    let a_values: Vec<f32> = (0..count).map(|i| (i % 1009) as f32).collect();
+    let c_values: Vec<f32> = (0..count).map(|i| (i % 997) as f32 * 1000.0).collect();
+    let a = lit("f32[8,20,20,48]{0,1,2,3}", a_values.clone());
+    let c = lit("f32[8,20,20,48]", c_values.clone());
+    let expected: Vec<f32> = a_values.iter().zip(&c_values).map(|(a, c)| a + c).collect();
+    let sum = computation(&[&a, &c], |_, p| p[0] + p[1]);
+    for threads in [Some(1), None] {
+        let exe = sum.compile(&CompileOptions { num_threads: threads, ..Default::default() }).unwrap();
+        assert_eq!(values::<f32>(&exe.execute(&[&a, &c]).unwrap()), expected);
+        let mut row_major = Literal::zeros(c.shape()).unwrap();
+        exe.execute_into(&[&a, &c], &mut row_major).unwrap();
+        assert_eq!(values::<f32>(&row_major), expected);
+    }
+}
+
 /// A root computed by a loop writes an output of another layout itself (no copy after it):
 /// a fused chain over operands of two layouts (the result takes the lhs's), a row and a
 /// column reduction, a reduce over no dimension, each into layouts and padding of its own,

@@ -489,6 +489,10 @@ impl LoopProgram {
         let mut rest = item / geometry.segments;
         let block = rest % geometry.tile_blocks;
         rest /= geometry.tile_blocks;
+        if self.blocked_items && geometry.outer_dims >= 2 {
+            let [rows, columns] = [geometry.outer_dims - 2, geometry.outer_dims - 1].map(|d| self.sizes[d]);
+            rest = blocked_outer_index(rest, rows, columns);
+        }
         let first = segment * geometry.segment_len;
         let len = geometry.segment_len.min(self.sizes[last] - first);
         let (tile_stride_of, first_row, rows) = match geometry.tile_dim {
@@ -679,6 +683,27 @@ impl LoopProgram {
             items: outer * tile_blocks * segments,
         }
     }
+}
+
+/// The side of the blocks in which the work items of a program with `blocked_items` walk its
+/// two innermost outer dimensions.
+const ITEM_BLOCK: usize = 16;
+
+/// The outer index (row-major over the outer dimensions) of the `n`th work item when the two
+/// innermost outer dimensions, of sizes `rows` and `columns`, are walked in blocks of
+/// `ITEM_BLOCK` × `ITEM_BLOCK` (those at the ends cut short), each block row by row, the
+/// blocks of a band of rows one after another; the dimensions before them as before.
+fn blocked_outer_index(n: usize, rows: usize, columns: usize) -> usize {
+    let plane = rows * columns;
+    let (before, n) = (n / plane, n % plane);
+    let band = n / (ITEM_BLOCK * columns);
+    let band_rows = ITEM_BLOCK.min(rows - band * ITEM_BLOCK);
+    let in_band = n - band * ITEM_BLOCK * columns;
+    let block = in_band / (band_rows * ITEM_BLOCK);
+    let block_columns = ITEM_BLOCK.min(columns - block * ITEM_BLOCK);
+    let in_block = in_band - block * band_rows * ITEM_BLOCK;
+    let (row, column) = (in_block / block_columns, in_block % block_columns);
+    before * plane + (band * ITEM_BLOCK + row) * columns + block * ITEM_BLOCK + column
 }
 
 /// How a run cuts the walk into work items: each item is one segment (up to `PLAIN_CHUNK`
@@ -972,4 +997,33 @@ fn fold_in_chunks<T: Element>(op: BinaryOp, acc: &mut T, values: Operand<'_, T>,
 unsafe fn read_modify_write<T>(element: *mut T, g: impl FnOnce(T) -> T) {
     // SAFETY: the caller's guarantee.
     unsafe { element.write(g(element.read())) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The blocked order visits every outer index once, for planes of whole blocks, cut
+    /// blocks at either end, a single row or column, and dimensions before the plane; the
+    /// first block of a large plane is its first `ITEM_BLOCK` rows and columns.
+    #[test]
+    fn blocked_items_visit_every_outer_index_once_block_by_block() {
+        for (rows, columns) in [(1, 1), (1, 40), (40, 1), (16, 16), (17, 33), (64, 64), (5, 40), (33, 7)] {
+            for before in 1..=3 {
+                let total = before * rows * columns;
+                let mut seen: Vec<usize> =
+                    (0..total).map(|n| blocked_outer_index(n, rows, columns)).collect();
+                seen.sort_unstable();
+                assert_eq!(seen, (0..total).collect::<Vec<_>>(), "{before}×{rows}×{columns}");
+            }
+        }
+        let first_block: Vec<(usize, usize)> = (0..ITEM_BLOCK * ITEM_BLOCK)
+            .map(|n| blocked_outer_index(n, 64, 64))
+            .map(|i| (i / 64, i % 64))
+            .collect();
+        let square = (0..ITEM_BLOCK).flat_map(|r| (0..ITEM_BLOCK).map(move |c| (r, c)));
+        assert_eq!(first_block, square.collect::<Vec<_>>());
+        assert_eq!(blocked_outer_index(ITEM_BLOCK * ITEM_BLOCK, 64, 64), ITEM_BLOCK);
+        assert_eq!(blocked_outer_index(64 * 64 + 1, 64, 64), 64 * 64 + 1);
+    }
 }
