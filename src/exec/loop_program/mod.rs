@@ -376,14 +376,11 @@ fn reorder_for_gathers(sizes: &mut [usize], out_strides: &mut [isize], nodes: &m
     if last < 2 {
         return false;
     }
-    let gathers: Vec<(&Vec<isize>, ElementType)> = nodes
-        .iter()
-        .filter_map(|node| match &node.kind {
-            NodeKind::Load { strides, .. } if strides[last].abs() > 1 => Some((strides, node.element_type)),
-            _ => None,
-        })
-        .collect();
-    let Some(&(gathered, element_type)) = gathers.first() else { return false };
+    let first_gather = nodes.iter().find_map(|node| match &node.kind {
+        NodeKind::Load { strides, .. } if strides[last].abs() > 1 => Some((strides, node.element_type)),
+        _ => None,
+    });
+    let Some((gathered, element_type)) = first_gather else { return false };
     // Blocks pay where each element of the gathered row is on a page of its own.
     let blocked = gathered[last].unsigned_abs() * element_type.byte_size() >= PAGE_BYTES;
     let best = (0..last).filter(|&d| gathered[d] != 0).min_by_key(|&d| gathered[d].abs()).unwrap_or(last - 1);

@@ -489,8 +489,7 @@ impl LoopProgram {
         let mut rest = item / geometry.segments;
         let block = rest % geometry.tile_blocks;
         rest /= geometry.tile_blocks;
-        if self.blocked_items && geometry.outer_dims >= 2 {
-            let [rows, columns] = [geometry.outer_dims - 2, geometry.outer_dims - 1].map(|d| self.sizes[d]);
+        if let Some([rows, columns]) = geometry.blocked_plane {
             rest = blocked_outer_index(rest, rows, columns);
         }
         let first = segment * geometry.segment_len;
@@ -673,6 +672,8 @@ impl LoopProgram {
         let tile_blocks = tile_dim.map_or(1, |d| self.sizes[d].div_ceil(tile));
         let outer_dims = tile_dim.unwrap_or(last);
         let outer: usize = self.sizes[..outer_dims].iter().product();
+        let blocked_plane = (self.blocked_items && outer_dims >= 2)
+            .then(|| [outer_dims - 2, outer_dims - 1].map(|d| self.sizes[d]));
         Geometry {
             segments,
             segment_len,
@@ -680,6 +681,7 @@ impl LoopProgram {
             tile,
             tile_blocks,
             outer_dims,
+            blocked_plane,
             items: outer * tile_blocks * segments,
         }
     }
@@ -719,6 +721,9 @@ struct Geometry {
     tile_blocks: usize,
     /// The walk dimensions before the tile dimension, decoded from an item's number.
     outer_dims: usize,
+    /// The sizes of the two innermost outer dimensions when the items walk them in blocks
+    /// (see [`blocked_outer_index`]).
+    blocked_plane: Option<[usize; 2]>,
     items: usize,
 }
 

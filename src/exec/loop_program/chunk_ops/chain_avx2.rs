@@ -218,6 +218,7 @@ pub(super) unsafe fn chain(
     // The runs of a block: each side's, stored for the links that read it, then the chain's,
     // stored to `out`. (One call of `apply` in the block loop, so that it is inlined there:
     // with a call per kind of run, it was not, and GELU took 2.5 times as long.)
+    // Every run starts as the chain's; the sides take the first places.
     let (steps, mut side_steps) = all_steps.split_at(links.len());
     let mut runs = [(start, steps, None); MAX_SIDES + 1];
     for (k, side) in sides.iter().enumerate() {
@@ -226,7 +227,6 @@ pub(super) unsafe fn chain(
         (own, side_steps) = side_steps.split_at(side.links.len());
         runs[k] = (side_start, own, Some(k));
     }
-    runs[sides.len()] = (start, steps, None);
     let runs = &runs[..=sides.len()];
     let splat = matches!(start, Operand::Splat(_)) && steps.iter().all(|step| step.reads_one_value());
     // One block when every operand is a splat (its first lane is the value); otherwise the
