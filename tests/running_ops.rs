@@ -1147,3 +1147,29 @@ fn half_precision_dots_sum_in_f32() -> lazy_xla::Result<()> {
     assert_eq!(out.to_vec::<half::f16>()?, vec![half::f16::from_f32(2.0); 6]);
     Ok(())
 }
+
+/// Plain loops cut long walks into work items of 16,384 elements: a walk that coalesces into
+/// one run (51,000 elements: three whole items and a short one), and rows of 40,000 with a
+/// vector broadcast along them (segments of each row, the last short), each on one thread and
+/// on rayon's, fused and unfused, against a plain loop element by element.
+#[test]
+fn long_walks_cut_into_items_compute_every_element() {
+    let value = |i: usize| ((i * 7919) % 1013) as f32 / 64.0 - 8.0;
+    let x = lit("f32[3,17000]", (0..51_000).map(value).collect());
+    let rows = lit("f32[2,40000]", (0..80_000).map(value).collect());
+    let column = lit("f32[2]", vec![0.5f32, -2.0]);
+    let coalesced = computation(&[&x], |b, p| neg(p[0]) * b.constant_r0(3.0f32) + p[0]);
+    let broadcast = computation(&[&rows, &column], |_, p| max(add(p[0], p[1], &[0]), p[0] * p[0], &[]));
+    let expect_coalesced: Vec<f32> = (0..51_000).map(|i| -value(i) * 3.0 + value(i)).collect();
+    let expect_broadcast: Vec<f32> =
+        (0..80_000).map(|i| (value(i) + [0.5f32, -2.0][i / 40_000]).max(value(i) * value(i))).collect();
+    for threads in [Some(1), None] {
+        for fusion in [true, false] {
+            let options = CompileOptions { fusion, num_threads: threads };
+            let got = coalesced.compile(&options).unwrap().execute(&[&x]).unwrap();
+            assert_same(&values::<f32>(&got), &expect_coalesced);
+            let got = broadcast.compile(&options).unwrap().execute(&[&rows, &column]).unwrap();
+            assert_same(&values::<f32>(&got), &expect_broadcast);
+        }
+    }
+}

@@ -19,23 +19,37 @@ use crate::storage::{with_native_type, NativeType, Storage};
 /// reduce adds in the order of its own loop).
 const CHUNK: usize = 1024;
 
-/// Elements per work item: a plain loop's segment (a reduction's segments stay `CHUNK`, which
-/// fixes the order they add in), and the most a tile of rows holds (with row reductions, see
-/// `ROW_REDUCTION_TILE`). Its slots outgrow L1 (16 KiB each in f32), but the per-chunk
-/// dispatch (about 1,500 instructions for W1's seven nodes) is paid a quarter as often: W1 on
-/// one thread measured 7–9 ms against 9–11 ms in chunks of `CHUNK`, GELU and exp no slower.
-/// A tile of short rows is then tall enough that a transposed input's columns are read 256
-/// bytes of f32 at a time: a column-major plus a row-major f32[64,64,64,64] measured 26 ms in
-/// tiles of 64 rows against 57 ms in tiles of 16 (one thread; a contiguous add of the same
-/// arrays: 12 ms).
-const PLAIN_CHUNK: usize = 4 * CHUNK;
+/// Elements per work item of a plain loop: its segment of a long row (or of a walk that
+/// coalesced into one), and the most a tile of short rows holds. A reduction's segments stay
+/// `CHUNK` (which fixes the order they add in) and its tiles `REDUCTION_TILE`; row reductions
+/// take `ROW_REDUCTION_TILE`.
+///
+/// Large items stream memory better, though consecutive items are adjacent in memory and the
+/// work between them is a few hundred instructions: criterion runs of f32[4096,1024] over a
+/// parallel copy of the same bytes, two each, alternated, gave `exp` 2.21× and 2.16× in items
+/// of 4,096 elements, 1.96× and 1.60× in 16,384, `tanh` 1.94× and 1.50× against 1.32× and
+/// 1.22×, GELU 4.47× and 3.89× against 3.09× and 2.70×; `neg` on one thread went from
+/// 1.10–1.21× a hand loop's time (the same output, input and chunks) to 0.99–1.02×. Items of
+/// 32,768 ran `exp` and `tanh` faster still (1.41×, 1.48×; 1.32×, 1.09×) but GELU slower
+/// (4.19×, 3.56×): its fourteen slots grow with the item (56 bytes per element), 896 KiB a
+/// thread here. A tile of short rows is tall enough that a transposed input's columns are
+/// read 256 bytes of f32 at a time or more: a column-major plus a row-major f32[64,64,64,64]
+/// measured 26 ms in tiles of 64 rows against 57 ms in tiles of 16 (one thread; a contiguous
+/// add of the same arrays: 12 ms).
+const PLAIN_CHUNK: usize = 16 * CHUNK;
+
+/// The most elements a tile of a reduction's rows holds (each row still folded on its own, in
+/// order). Column sums of f32[4096,1024] in tiles of 16 rows took 0.35–0.39 ms against
+/// 0.19–0.28 ms in tiles of 4 (fastest of 300 on two threads, separate runs): more rows read
+/// side by side.
+const REDUCTION_TILE: usize = 4 * CHUNK;
 
 /// The most elements a tile of rows with row reductions holds. Its per-node work is paid once
 /// per tile: 16 rows of 1024 elements ran layer norm in 3,880 instructions per 1024 elements
-/// against 4,762 in tiles of `PLAIN_CHUNK` (softmax 6,230 against 6,631), and no slower for
+/// against 4,762 in tiles of 4,096 elements (softmax 6,230 against 6,631), and no slower for
 /// its slots outgrowing L1 (fastest of 300 runs on two threads: 1.1–1.2 ms against
 /// 1.4–1.5 ms).
-const ROW_REDUCTION_TILE: usize = 4 * PLAIN_CHUNK;
+const ROW_REDUCTION_TILE: usize = 16 * CHUNK;
 
 /// Below this many output elements a program runs on the calling thread: a rayon call costs
 /// more than such work (DESIGN.md, performance).
@@ -649,7 +663,7 @@ impl LoopProgram {
         // its contiguous dimension. A plain loop's rows of `CHUNK` or more stay one per item:
         // a tile of them would copy every vector broadcast along the row (one row reads it in
         // place). A reduction's rows (a segment each, at most `CHUNK`) are tiled up to
-        // `PLAIN_CHUNK` elements: each row is still folded on its own, in order, so tiling
+        // `REDUCTION_TILE` elements: each row is still folded on its own, in order, so tiling
         // changes no sum, and a row sum of 1024-element rows measured 430 instructions of
         // per-item work against 264 of adds. Row reductions take each row whole, in tiles of up
         // to `ROW_REDUCTION_TILE` elements when rows are whole blocks of a chain's lanes, so
@@ -666,7 +680,8 @@ impl LoopProgram {
                 }
             }
             Sink::Store if segment_len >= CHUNK => 1,
-            _ => PLAIN_CHUNK / segment_len,
+            Sink::Store => PLAIN_CHUNK / segment_len,
+            Sink::Accumulate { .. } => REDUCTION_TILE / segment_len,
         };
         let tile = tile_dim.map_or(1, |d| self.sizes[d].clamp(1, rows_per_tile));
         let tile_blocks = tile_dim.map_or(1, |d| self.sizes[d].div_ceil(tile));
