@@ -1149,20 +1149,31 @@ fn half_precision_dots_sum_in_f32() -> lazy_xla::Result<()> {
 }
 
 /// Plain loops cut long walks into work items of 16,384 elements: a walk that coalesces into
-/// one run (51,000 elements: three whole items and a short one), and rows of 40,000 with a
-/// vector broadcast along them (segments of each row, the last short), each on one thread and
-/// on rayon's, fused and unfused, against a plain loop element by element.
+/// one run (51,000 elements: three whole items and a short one); rows of 40,000 with a vector
+/// broadcast along them (segments of each row, the last short); and a chain over seven rows of
+/// 4,096 that reads a row vector and a column broadcast in place (tiles of four rows, the last
+/// of three). Each runs on one thread and on rayon's, fused and unfused, against a plain loop
+/// element by element.
 #[test]
 fn long_walks_cut_into_items_compute_every_element() {
     let value = |i: usize| ((i * 7919) % 1013) as f32 / 64.0 - 8.0;
     let x = lit("f32[3,17000]", (0..51_000).map(value).collect());
     let rows = lit("f32[2,40000]", (0..80_000).map(value).collect());
     let column = lit("f32[2]", vec![0.5f32, -2.0]);
+    let tall = lit("f32[7,4096]", (0..7 * 4096).map(value).collect());
+    let bias = lit("f32[4096]", (0..4096).map(|i| value(i + 3)).collect());
+    let scale = lit("f32[7]", (0..7).map(|i| value(i + 11)).collect());
     let coalesced = computation(&[&x], |b, p| neg(p[0]) * b.constant_r0(3.0f32) + p[0]);
     let broadcast = computation(&[&rows, &column], |_, p| max(add(p[0], p[1], &[0]), p[0] * p[0], &[]));
+    let chain = computation(&[&tall, &bias, &scale], |b, p| {
+        max(mul(add(p[0], p[1], &[1]), p[2], &[0]), b.constant_r0(0.0f32), &[]) + b.constant_r0(1.0f32)
+    });
     let expect_coalesced: Vec<f32> = (0..51_000).map(|i| -value(i) * 3.0 + value(i)).collect();
     let expect_broadcast: Vec<f32> =
         (0..80_000).map(|i| (value(i) + [0.5f32, -2.0][i / 40_000]).max(value(i) * value(i))).collect();
+    let expect_chain: Vec<f32> = (0..7 * 4096)
+        .map(|i| ((value(i) + value(i % 4096 + 3)) * value(i / 4096 + 11)).max(0.0) + 1.0)
+        .collect();
     for threads in [Some(1), None] {
         for fusion in [true, false] {
             let options = CompileOptions { fusion, num_threads: threads };
@@ -1170,6 +1181,8 @@ fn long_walks_cut_into_items_compute_every_element() {
             assert_same(&values::<f32>(&got), &expect_coalesced);
             let got = broadcast.compile(&options).unwrap().execute(&[&rows, &column]).unwrap();
             assert_same(&values::<f32>(&got), &expect_broadcast);
+            let got = chain.compile(&options).unwrap().execute(&[&tall, &bias, &scale]).unwrap();
+            assert_same(&values::<f32>(&got), &expect_chain);
         }
     }
 }
