@@ -1151,8 +1151,8 @@ fn half_precision_dots_sum_in_f32() -> lazy_xla::Result<()> {
 /// Plain loops cut long walks into work items of 16,384 elements: a walk that coalesces into
 /// one run (51,000 elements: three whole items and a short one); rows of 40,000 with a vector
 /// broadcast along them (segments of each row, the last short); and a chain over seven rows of
-/// 4,096 that reads a row vector and a column broadcast in place (tiles of four rows, the last
-/// of three). Each runs on one thread and on rayon's, fused and unfused, against a plain loop
+/// 4,096 that reads a row vector and a column broadcast in place (where the CPU has AVX2:
+/// tiles of four rows, the last of three). Each runs on one thread and on rayon's, fused and unfused, against a plain loop
 /// element by element.
 #[test]
 fn long_walks_cut_into_items_compute_every_element() {

@@ -20,7 +20,7 @@ use crate::storage::{with_native_type, NativeType, Storage};
 const CHUNK: usize = 1024;
 
 /// Elements per work item of a plain loop: its segment of a long row (or of a walk that
-/// coalesced into one), and the most a tile of short rows holds. A reduction's segments stay
+/// coalesced into one), and the most a tile of rows holds. A reduction's segments stay
 /// `CHUNK` (which fixes the order they add in) and its tiles `REDUCTION_TILE`; row reductions
 /// take `ROW_REDUCTION_TILE`.
 ///
@@ -29,13 +29,13 @@ const CHUNK: usize = 1024;
 /// parallel copy of the same bytes, two each, alternated, gave `exp` 2.21× and 2.16× in items
 /// of 4,096 elements, 1.96× and 1.60× in 16,384, `tanh` 1.94× and 1.50× against 1.32× and
 /// 1.22×, GELU 4.47× and 3.89× against 3.09× and 2.70×; `neg` on one thread went from
-/// 1.10–1.21× a hand loop's time (the same output, input and chunks) to 0.99–1.02×. Items of
+/// 1.10–1.21× a hand loop's time (same input and output, chunks of 4,096) to 0.99–1.02×. Items of
 /// 32,768 ran `exp` and `tanh` faster still (1.41×, 1.48×; 1.32×, 1.09×) but GELU slower
-/// (4.19×, 3.56×): its fourteen slots grow with the item (56 bytes per element), 896 KiB a
-/// thread here. A tile of short rows is tall enough that a transposed input's columns are
-/// read 256 bytes of f32 at a time or more: a column-major plus a row-major f32[64,64,64,64]
-/// measured 26 ms in tiles of 64 rows against 57 ms in tiles of 16 (one thread; a contiguous
-/// add of the same arrays: 12 ms).
+/// (4.19×, 3.56×): its fourteen slots grow with the item (56 bytes per element: 896 KiB a
+/// thread in items of 16,384, twice that in 32,768). A tile of short rows is tall enough that
+/// a transposed input's columns are read 256 bytes of f32 at a time or more: a column-major
+/// plus a row-major f32[64,64,64,64] measured 26 ms in tiles of 64 rows against 57 ms in
+/// tiles of 16 (one thread; a contiguous add of the same arrays: 12 ms).
 const PLAIN_CHUNK: usize = 16 * CHUNK;
 
 /// The most elements a tile of a reduction's rows holds (each row still folded on its own, in
@@ -643,7 +643,6 @@ impl LoopProgram {
         Ok(())
     }
 
-    /// How the walk is cut into work items, for a run on `threads` threads.
     /// Whether chains compute runs of this program and read a tile's broadcast rows in place:
     /// rows of `row_len` are whole blocks of their lanes (see [`broadcast_rows`]).
     fn chains_read_rows(&self, row_len: usize) -> bool {
@@ -651,6 +650,7 @@ impl LoopProgram {
             && self.chains.iter().any(|role| matches!(role, Role::End(_)))
     }
 
+    /// How the walk is cut into work items, for a run on `threads` threads.
     fn geometry(&self, threads: usize) -> Geometry {
         let last = self.sizes.len() - 1;
         let row_len = self.sizes[last];
@@ -672,9 +672,9 @@ impl LoopProgram {
         // it in place) unless chains read such vectors in place ([`Self::chains_read_rows`]):
         // W1's chain then ran on tiles of four rows of 4,096 in 2.13–2.18 ms against
         // 2.44–2.60 ms one row per item, a hand loop 1.94–2.03 ms (fastest of 100, three
-        // alternated rounds). A reduction's rows (a segment each, at most `CHUNK`) are tiled up to
-        // `REDUCTION_TILE` elements: each row is still folded on its own, in order, so tiling
-        // changes no sum, and a row sum of 1024-element rows measured 430 instructions of
+        // alternated rounds). A reduction's rows (a segment each, at most `CHUNK`) are tiled
+        // up to `REDUCTION_TILE` elements: each row is still folded on its own, in order, so
+        // tiling changes no sum, and a row sum of 1024-element rows measured 430 instructions of
         // per-item work against 264 of adds. Row reductions take each row whole, in tiles of up
         // to `ROW_REDUCTION_TILE` elements when rows are whole blocks of a chain's lanes, so
         // that chains read the rows' reduced values in place (one per row: `Form::PerRow`).
