@@ -1152,8 +1152,8 @@ fn half_precision_dots_sum_in_f32() -> lazy_xla::Result<()> {
 /// one run (51,000 elements: three whole items and a short one); rows of 40,000 with a vector
 /// broadcast along them (segments of each row, the last short); and a chain over seven rows of
 /// 4,096 that reads a row vector and a column broadcast in place (where the CPU has AVX2:
-/// tiles of four rows, the last of three). Each runs on one thread and on rayon's, fused and unfused, against a plain loop
-/// element by element.
+/// tiles of four rows, the last of three). Each runs on one thread and on rayon's, fused and
+/// unfused, against a plain loop element by element.
 #[test]
 fn long_walks_cut_into_items_compute_every_element() {
     let value = |i: usize| ((i * 7919) % 1013) as f32 / 64.0 - 8.0;
