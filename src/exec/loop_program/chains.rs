@@ -24,11 +24,19 @@ pub(super) fn lanes(element_type: ElementType) -> Option<usize> {
     (element_type == CHAINED_TYPE).then(chunk_ops::chain_lanes).flatten()
 }
 
-/// The fewest links a chain has. A chain pays about 30 instructions per block of 64 lanes
-/// (its start and its store) and saves about 10 per link against a pass per node, so
-/// shorter runs are evaluated node by node (unless a chain's link reads them: see [`Side`]):
-/// GELU's run of 2 links after its tanh, before tanh could be a link, cost more in a chain.
-const MIN_LINKS: usize = 4;
+/// The fewest links a chain of cheap ops has. Evaluated node by node, such a run is a pass
+/// per node, each a few instructions per vector: the first pass, reading its operands from
+/// memory, waits on them, and the later ones cannot overlap that wait. A chain reads them
+/// while it computes: `x·3 + 1` went from 1.99 to 1.06 ms on one thread (0.89 to 0.49 ms on
+/// two) over f32[4096,1024], about what a pass per node costs in instructions alone.
+const MIN_LINKS: usize = 2;
+
+/// The fewest links a chain through an elementary function has: its block goes through
+/// memory to the function's loop and back ([`ChainFunction`]), which costs more than a pass
+/// of the function over the chunk unless enough cheap links share the chain. `exp(x - m)`
+/// as a chain of 2 took 1.40 against 0.98 ms node by node on two threads, and row softmax
+/// 2.29 against 1.55 ms; GELU's chain of 8 is its fastest form.
+const MIN_LINKS_WITH_FUNCTION: usize = 4;
 
 /// One link of a chain: an op on the running value and, for a binary op, the node of its
 /// other operand and the side the running value is on.
@@ -78,9 +86,9 @@ pub(super) struct Chain {
     pub(super) sides: Vec<Side>,
 }
 
-/// A run of nodes too short to be a chain of its own, whose last node (`node`) only a link of
-/// a chain reads: the chain computes it block by block beside its running value, from `start`
-/// through `links`, so that it is never a pass of its own. GELU's `0.5·x` is one: as a pass it
+/// A short run of nodes (up to [`MAX_SIDE_LINKS`]) whose last node (`node`) only a link of a
+/// chain reads: the chain computes it block by block beside its running value, from `start`
+/// through `links`, so that it is never a pass or a chain of its own. GELU's `0.5·x` is one: as a pass it
 /// was the first to read `x` from memory, in a loop that waited on it.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Side {
@@ -91,6 +99,9 @@ pub(super) struct Side {
 
 /// The most side runs a chain computes (each costs a block of lanes on the stack).
 pub(super) const MAX_SIDES: usize = 2;
+
+/// The most links of a side run: a longer run read by one link is a chain of its own.
+const MAX_SIDE_LINKS: usize = MIN_LINKS_WITH_FUNCTION - 1;
 
 /// What a node is in the program's chains.
 #[derive(Clone, Debug, PartialEq)]
@@ -141,7 +152,7 @@ fn linkable(node: &Node) -> bool {
 /// The role of each of `nodes` (operands before users, the last the result): a linkable node
 /// that varies along the row continues the chain of one of its operands if that operand is
 /// such a node too and read by nothing else (of two, the one with the longer chain); a chain
-/// has at least [`MIN_LINKS`] links.
+/// has at least [`MIN_LINKS`] links, or [`MIN_LINKS_WITH_FUNCTION`] through a function.
 pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
     let reads = reads(nodes);
     // Whether a node is one value for every element of a row (computed from constants and
@@ -164,6 +175,8 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
     // The operand each node continues the chain of, and the links of the chain it ends.
     let mut continued: Vec<Option<usize>> = vec![None; nodes.len()];
     let mut length = vec![0usize; nodes.len()];
+    // Whether the chain ending at a node has a link through an elementary function.
+    let mut through_function = vec![false; nodes.len()];
     for (k, node) in nodes.iter().enumerate() {
         if !linkable(k) {
             continue;
@@ -172,7 +185,10 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
         continued[k] =
             node.operands.iter().copied().filter(continues).max_by_key(|&p| (length[p], usize::MAX - p));
         length[k] = 1 + continued[k].map_or(0, |p| length[p]);
+        through_function[k] = matches!(link(node, node.operands[0]), Some(Link::Function(_)))
+            || continued[k].is_some_and(|p| through_function[p]);
     }
+    let min_links = |end: usize| if through_function[end] { MIN_LINKS_WITH_FUNCTION } else { MIN_LINKS };
     let mut continues_to = vec![false; nodes.len()];
     for &p in continued.iter().flatten() {
         continues_to[p] = true;
@@ -204,21 +220,22 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
         (members, start, links)
     };
     let mut roles = vec![Role::Alone; nodes.len()];
-    for end in 0..nodes.len() {
-        if continues_to[end] || length[end] < MIN_LINKS {
+    // Last chain first, so that a short run a later chain reads is its side rather than a
+    // chain of its own (a side writes no slot).
+    for end in (0..nodes.len()).rev() {
+        if continues_to[end] || length[end] < min_links(end) || roles[end] != Role::Alone {
             continue;
         }
         let (members, start, links) = run(end);
         for &member in &members[..members.len() - 1] {
             roles[member] = Role::Inside(end);
         }
-        // Other operands of links that are the last node of a short run read by nothing else
-        // (not a chain's end, nor inside one: every chain ending before this one has its roles
-        // already) are computed beside the chain.
+        // Other operands of links that are the last node of a run of at most
+        // `MAX_SIDE_LINKS` read by nothing else are computed beside the chain.
         let mut sides = Vec::new();
         for link in &links {
             let Link::Binary { other, .. } = *link else { continue };
-            let lone = roles[other] == Role::Alone && reads[other] == 1;
+            let lone = reads[other] == 1 && length[other] <= MAX_SIDE_LINKS;
             if sides.len() == MAX_SIDES || !linkable(other) || !lone {
                 continue;
             }
@@ -279,6 +296,16 @@ mod tests {
     use crate::element_type::ElementType::{F32, S32};
     use crate::exec::loop_program::tests::{load, node};
     use crate::literal::Literal;
+
+    /// An `f32` binary node.
+    fn binary(op: BinaryOp, operands: &[usize]) -> Node {
+        node(NodeKind::Binary(op), F32, operands)
+    }
+
+    /// An `f32` unary node.
+    fn unary(op: UnaryOp, operand: usize) -> Node {
+        node(NodeKind::Unary(op), F32, &[operand])
+    }
 
     #[test]
     fn a_chain_runs_through_nodes_read_once_and_ends_where_a_value_is_read_twice() {
@@ -363,8 +390,6 @@ mod tests {
     fn short_runs_read_once_by_a_link_run_beside_the_chain_up_to_its_limit() {
         // ((|−(y − 2)|·|−x| + y·2) max x·2)·(x + 2) + x·2: |−x| and y·2 run beside the chain;
         // x·2 is read twice, and x + 2 would be a third side.
-        let binary = |op, operands: &[usize]| node(NodeKind::Binary(op), F32, operands);
-        let unary = |op, operand| node(NodeKind::Unary(op), F32, &[operand]);
         let nodes = vec![
             load(F32),                                                   // 0: x
             load(F32),                                                   // 1: y
@@ -412,7 +437,6 @@ mod tests {
     fn only_operands_read_by_links_alone_are_read_by_links_only() {
         // ((x + b) · s − b) · b, then + x: b is read by three links only; s by one; x is the
         // start and read by the last add (which continues the chain).
-        let binary = |op, operands: &[usize]| node(NodeKind::Binary(op), F32, operands);
         let nodes = vec![
             load(F32),                      // 0: x
             load(F32),                      // 1: b
@@ -437,7 +461,6 @@ mod tests {
     #[test]
     fn interleaved_chains_read_their_operands_at_their_own_ends() {
         // |-|-x|| + |-|-y||: two chains side by side; the sum continues the first.
-        let unary = |op, operand| node(NodeKind::Unary(op), F32, &[operand]);
         let (neg, abs) = (UnaryOp::Neg, UnaryOp::Abs);
         let nodes = vec![
             load(F32),                                 // 0: x
@@ -489,6 +512,49 @@ mod tests {
         let expected = |k: usize| if inside(k) { Role::Inside(10) } else { Role::Alone };
         assert!(roles[..10].iter().enumerate().all(|(k, role)| *role == expected(k)), "{roles:?}");
         assert_eq!(roles[10], Role::End(Chain { start: 3, links, sides: vec![] }));
+    }
+
+    #[test]
+    fn two_cheap_links_are_a_chain_a_function_needs_four_and_a_short_run_a_link_reads_is_a_side() {
+        // sin(x·3 + 3) and exp(· − 3): a chain of two cheap links, then two links through exp,
+        // left node by node. Then |−(x − 3)|·3·|−(y·3)| + 3, whose three-link run from y would be
+        // a chain of its own were it not read by a link of a later chain: it is that chain's side.
+        let nodes = vec![
+            load(F32),                                                   // 0: x
+            node(NodeKind::Constant(Literal::scalar(3.0f32)), F32, &[]), // 1
+            binary(Mul, &[0, 1]),                                        // 2: x·3
+            binary(Add, &[2, 1]),                                        // 3: + 3, read by sin
+            unary(UnaryOp::Sin, 3),                                      // 4
+            binary(Sub, &[4, 1]),                                        // 5
+            unary(UnaryOp::Exp, 5),                                      // 6
+            load(F32),                                                   // 7: y
+            binary(Mul, &[7, 1]),                                        // 8: y·3
+            unary(UnaryOp::Neg, 8),                                      // 9
+            unary(UnaryOp::Abs, 9),                                      // 10: the side
+            binary(Sub, &[0, 1]),                                        // 11: the chain's first
+            unary(UnaryOp::Neg, 11),                                     // 12
+            unary(UnaryOp::Abs, 12),                                     // 13
+            binary(Mul, &[13, 1]),                                       // 14
+            binary(Mul, &[14, 10]),                                      // 15
+            binary(Add, &[15, 1]),                                       // 16: the chain's end
+        ];
+        let link = |op, other| Link::Binary { op, other, running_left: true };
+        let roles = find(&nodes);
+        let short =
+            Chain { start: 0, links: vec![link(ChainOp::Mul, 1), link(ChainOp::Add, 1)], sides: vec![] };
+        assert_eq!(roles[2..4], [Role::Inside(3), Role::End(short)]);
+        assert!([0, 1, 4, 5, 6, 7].iter().all(|&k| roles[k] == Role::Alone), "{roles:?}");
+        let side = Side { node: 10, start: 7, links: vec![link(ChainOp::Mul, 1), Link::Neg, Link::Abs] };
+        let links = vec![
+            link(ChainOp::Sub, 1),
+            Link::Neg,
+            Link::Abs,
+            link(ChainOp::Mul, 1),
+            link(ChainOp::Mul, 10),
+            link(ChainOp::Add, 1),
+        ];
+        assert!(roles[8..16].iter().all(|role| *role == Role::Inside(16)), "{roles:?}");
+        assert_eq!(roles[16], Role::End(Chain { start: 0, links, sides: vec![side] }));
     }
 
     #[test]
