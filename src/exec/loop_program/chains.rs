@@ -88,8 +88,8 @@ pub(super) struct Chain {
 
 /// A short run of nodes (up to [`MAX_SIDE_LINKS`]) whose last node (`node`) only a link of a
 /// chain reads: the chain computes it block by block beside its running value, from `start`
-/// through `links`, so that it is never a pass or a chain of its own. GELU's `0.5·x` is one: as a pass it
-/// was the first to read `x` from memory, in a loop that waited on it.
+/// through `links`, so that it is never a pass or a chain of its own. GELU's `0.5·x` is one:
+/// as a pass it was the first to read `x` from memory, in a loop that waited on it.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Side {
     pub(super) node: usize,
@@ -517,8 +517,9 @@ mod tests {
     #[test]
     fn two_cheap_links_are_a_chain_a_function_needs_four_and_a_short_run_a_link_reads_is_a_side() {
         // sin(x·3 + 3) and exp(· − 3): a chain of two cheap links, then two links through exp,
-        // left node by node. Then |−(x − 3)|·3·|−(y·3)| + 3, whose three-link run from y would be
-        // a chain of its own were it not read by a link of a later chain: it is that chain's side.
+        // left node by node. Then |−(x − 3)|·3·|−(y·3)| + 3, whose three-link run from y
+        // would be a chain of its own were it not read by a link of a later chain: it is that
+        // chain's side.
         let nodes = vec![
             load(F32),                                                   // 0: x
             node(NodeKind::Constant(Literal::scalar(3.0f32)), F32, &[]), // 1
