@@ -270,14 +270,17 @@ pub(super) fn read_at(roles: &[Role]) -> Vec<usize> {
     roles.iter().enumerate().map(at).collect()
 }
 
-/// Whether each of `nodes` is read, and only by chain links (given the nodes' `roles`) as
-/// their other operand: never as a chain's start, nor by a node evaluated on its own. When
-/// chains run, such a node's values may be in a form only the chain kernel reads.
+/// Whether each of `nodes` is read, and only by chains (given the nodes' `roles`): as their
+/// links' other operand or as a chain's start, never as a side run's start nor by a node
+/// evaluated on its own. When chains run, such a node's values may be in a form only the
+/// chain kernel reads.
 pub(super) fn read_by_links_only(nodes: &[Node], roles: &[Role]) -> Vec<bool> {
     let reads = reads(nodes);
     let mut link_reads = vec![0usize; nodes.len()];
     for role in roles {
         if let Role::End(chain) = role {
+            // The chain's start is read as its links' other operands are (not a side's).
+            link_reads[chain.start] += 1;
             let side_links = chain.sides.iter().flat_map(|side| &side.links);
             for link in chain.links.iter().chain(side_links) {
                 if let Link::Binary { other, .. } = link {
@@ -436,7 +439,7 @@ mod tests {
     #[test]
     fn only_operands_read_by_links_alone_are_read_by_links_only() {
         // ((x + b) · s − b) · b, then + x: b is read by three links only; s by one; x is the
-        // start and read by the last add (which continues the chain).
+        // start and read by the last add (which continues the chain): by the chain only.
         let nodes = vec![
             load(F32),                      // 0: x
             load(F32),                      // 1: b
@@ -449,10 +452,7 @@ mod tests {
         ];
         let roles = find(&nodes);
         assert!(matches!(&roles[7], Role::End(chain) if chain.start == 0 && chain.links.len() == 5));
-        assert_eq!(
-            read_by_links_only(&nodes, &roles),
-            [false, true, true, false, false, false, false, false]
-        );
+        assert_eq!(read_by_links_only(&nodes, &roles), [true, true, true, false, false, false, false, false]);
         // Without chains, nothing is read by links.
         let alone = vec![Role::Alone; nodes.len()];
         assert_eq!(read_by_links_only(&nodes, &alone), [false; 8]);

@@ -515,10 +515,11 @@ pub(super) fn chain_lanes() -> Option<usize> {
 /// order, a block of [`chain_lanes`] lanes at a time, each block kept in vector registers
 /// from the first link to the last, each side run's block (`sides`) computed before it. The
 /// chunk is rows of `row_len`; it needs `out.len()` of at least a block unless every operand
-/// is a splat, and rows of whole blocks if an operand is of a row form. Returns whether the
-/// result is a splat, or `None` where this CPU computes no chains (or no such sides).
+/// is a splat, and rows of whole blocks if an operand (the start among them) is of a row
+/// form. Returns whether the result is a splat, or `None` where this CPU computes no chains
+/// (or no such sides).
 pub(super) fn chain(
-    start: Operand<'_, f32>,
+    start: ChainOperand<'_, f32>,
     links: &[Link],
     sides: &[Side],
     operands: &impl ChainOperands<f32>,

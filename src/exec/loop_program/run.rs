@@ -928,7 +928,8 @@ unsafe fn evaluate_node(
 ///
 /// # Safety
 /// `values` of the chain's start and of its links' other operands (its side runs' too) hold
-/// the chunk's elements of `element_type` in their form (the starts' a chunk's or a splat),
+/// the chunk's elements of `element_type` in their form (the side runs' starts a chunk's or a
+/// splat),
 /// which nothing writes while this runs; the chunk holds at least the type's
 /// [`chains::lanes`], and its rows a multiple of them if an operand is of a row form. `out`
 /// points to the chunk's elements of `element_type`, which nothing else reads or writes while
@@ -944,9 +945,7 @@ unsafe fn evaluate_chain(
         return None;
     }
     let operands = ChunkValues { values, chunk };
-    let ChainOperand::Chunk(start) = operands.operand(chain.start) else {
-        return None;
-    };
+    let start = operands.operand(chain.start);
     // SAFETY: the caller's guarantee: `out` points to the chunk's `f32`s, only this uses.
     let out_values = unsafe { std::slice::from_raw_parts_mut(out.cast::<f32>(), chunk.count()) };
     let splat = chunk_ops::chain(start, &chain.links, &chain.sides, &operands, out_values, chunk.len)?;

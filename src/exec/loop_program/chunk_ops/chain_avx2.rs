@@ -186,7 +186,7 @@ steps! {
 /// The CPU has AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn chain(
-    start: Operand<'_, f32>,
+    start: ChainOperand<'_, f32>,
     links: &[Link],
     sides: &[Side],
     operands: &impl ChainOperands<f32>,
@@ -225,24 +225,25 @@ pub(super) unsafe fn chain(
         let ChainOperand::Chunk(side_start) = operands.operand(side.start) else { return None };
         let own;
         (own, side_steps) = side_steps.split_at(side.links.len());
-        runs[k] = (side_start, own, Some(k));
+        runs[k] = (ChainOperand::Chunk(side_start), own, Some(k));
     }
     let runs = &runs[..=sides.len()];
-    let splat = matches!(start, Operand::Splat(_)) && steps.iter().all(|step| step.reads_one_value());
+    let splat = matches!(start, ChainOperand::Chunk(Operand::Splat(_)))
+        && steps.iter().all(|step| step.reads_one_value());
     // One block when every operand is a splat (its first lane is the value); otherwise the
     // last block ends at the chunk's end, overlapping the one before: its lanes are computed
     // again, to the same values. (With an operand of a row form, rows are whole blocks: no
     // block overlaps, and each lies in one row.)
     let last = if splat { 0 } else { len - LANES };
     // Rows are tracked only for operands of a row form.
-    let rows = all_steps.iter().any(|step| step.reads_rows());
+    let rows = !matches!(start, ChainOperand::Chunk(_)) || all_steps.iter().any(|step| step.reads_rows());
     let sign = _mm256_set1_ps(-0.0);
     let mut side_lanes: SideLanes = [[0.0; LANES]; MAX_SIDES];
     let (mut next, mut lane, mut row) = (0, 0, 0);
     loop {
         let first = next.min(last);
         for &(start, steps, side) in runs {
-            let mut block = start_block(start, first);
+            let mut block = start_block(start, [first, lane, row]);
             for &step in steps {
                 apply(step, &mut block, [first, lane, row], sign, &side_lanes);
             }
@@ -269,13 +270,16 @@ pub(super) unsafe fn chain(
 }
 
 /// The block a run starting from `start` begins with: the lanes `first..first + LANES` of its
-/// values, or its splat in every lane.
+/// values, the lanes `lane..lane + LANES` of its row, or one value (its splat, or row `row`'s)
+/// in every lane.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn start_block(start: Operand<'_, f32>, first: usize) -> Block {
+fn start_block(start: ChainOperand<'_, f32>, [first, lane, row]: [usize; 3]) -> Block {
     match start {
-        Operand::Splat(v) => [_mm256_set1_ps(v); REGISTERS],
-        Operand::Values(values) => load(&values[first..]),
+        ChainOperand::Chunk(Operand::Splat(v)) => [_mm256_set1_ps(v); REGISTERS],
+        ChainOperand::Chunk(Operand::Values(values)) => load(&values[first..]),
+        ChainOperand::Row(values) => load(&values[lane..]),
+        ChainOperand::PerRow(values) => [_mm256_set1_ps(values[row]); REGISTERS],
     }
 }
 
@@ -502,7 +506,8 @@ mod tests {
 
     /// The kernel computes random chains as plain scalar code does, to the bit (any NaN for
     /// any NaN): every link and kind of operand (on either side of the op; a side run's
-    /// block; a NaN splat; rows of whole blocks reading row and per-row operands), chains
+    /// block; a NaN splat; rows of whole blocks reading row and per-row operands, and starting
+    /// from them), chains
     /// longer than the steps kept on the stack, chunks of one block, of whole blocks and with
     /// a last block that overlaps the one before, on values with NaN, ±0, ±∞, denormals and
     /// arguments that overflow.
@@ -562,10 +567,11 @@ mod tests {
             // Mostly short chains, whose values stay finite more often; some past the stack's steps.
             let count = if next(8) == 0 { STACK_STEPS + 1 + next(6) } else { 1 + next(8) };
             let links: Vec<Link> = (0..count).map(|_| random_link(&mut next, 5 + side_count)).collect();
+            // Mostly from x; with rows of whole blocks, sometimes from the row or per-row values.
+            let start = if row_forms && next(3) == 0 { 3 + next(2) } else { 0 };
             let mut out = vec![0.0; len];
             // SAFETY: the CPU has AVX2 and FMA (checked above).
-            let splat_result =
-                unsafe { chain(Operand::Values(&x), &links, &sides, &nodes, &mut out, row_len) };
+            let splat_result = unsafe { chain(nodes.0[start], &links, &sides, &nodes, &mut out, row_len) };
             assert_eq!(splat_result, Some(false), "case {case}");
             for (k, &got) in out.iter().enumerate() {
                 let (r, i) = (k / row_len, k % row_len);
@@ -585,7 +591,7 @@ mod tests {
                     })
                     .collect();
                 let other = |node: usize| if node >= 5 { side_values[node - 5] } else { operand(node) };
-                let want = links.iter().fold(x[k], |a, &link| scalar_link(link, a, other));
+                let want = links.iter().fold(operand(start), |a, &link| scalar_link(link, a, other));
                 assert!(
                     same(got, want),
                     "case {case}, lane {k}: {got:?} against {want:?}, {links:?}, {sides:?}"
