@@ -202,7 +202,8 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
         members.reverse();
         // The first node's first operand (a splat is the cheapest start), unless it has one
         // value per row: then its operand that varies along the row (there is one, as the node
-        // does), since the chain kernel reads values of a row form only as other operands.
+        // does), whose values are the chunk's; the kernel reads the per-row values as the
+        // node's other operand.
         let operands = &nodes[members[0]].operands;
         let start = match per_row[operands[0]] {
             true => operands.iter().copied().find(|&o| !uniform[o]).unwrap_or(operands[0]),

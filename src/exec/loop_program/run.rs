@@ -98,10 +98,10 @@ enum Form {
     /// One element standing for all.
     Splat,
     /// One row's elements, the same in every row of the chunk: a row vector broadcast down a
-    /// tile, read in place (only chain links read it; see [`broadcast_rows`]).
+    /// tile, read in place (only chains read it; see [`broadcast_rows`]).
     Row,
     /// One element per row, row after row: a column broadcast along the rows, read in place
-    /// (only chain links read it), or a tile's row reductions and what is computed from them
+    /// (only chains read it), or a tile's row reductions and what is computed from them
     /// alone (read by any node: see [`View`]).
     PerRow,
 }
@@ -152,7 +152,7 @@ impl View {
 
 impl Values {
     /// The values of `view` of `chunk`, as `T`s; `None` for a form the view does not read
-    /// (only chain links read a row form over the whole chunk).
+    /// (only chains read a row form over the whole chunk).
     ///
     /// # Safety
     /// `ptr` points to initialized `T`s that nothing writes while the result lives: the
@@ -590,7 +590,7 @@ impl LoopProgram {
             // and other operands, and its side runs', are nodes outside it (set by this item,
             // of the chain's type: every link keeps its type); the nodes inside it are read by
             // nothing else.
-            // Only chain links read a value of a row form (`read_by_links_only`), and only
+            // Only chains read a value of a row form (`read_by_links_only`), and only
             // when chained with rows of whole blocks (`rows_in_place`).
             let values = match &self.chains[k] {
                 Role::End(chain) if chained => unsafe {
@@ -975,7 +975,7 @@ fn constant_values(literal: &Literal, element_type: ElementType) -> Option<Value
     })
 }
 
-/// A load's values for `chunk` read in place in a form only chain links read, if they are a
+/// A load's values for `chunk` read in place in a form only chains read, if they are a
 /// row broadcast down the tile ([`Form::Row`]) or one value per row ([`Form::PerRow`]): the
 /// chunk's copy of them would cost more than the chain's reads (W5's tile of 32 rows of 64
 /// copied a row vector 32 times and filled a column's value into each row). `None` for any
