@@ -507,10 +507,9 @@ mod tests {
     /// The kernel computes random chains as plain scalar code does, to the bit (any NaN for
     /// any NaN): every link and kind of operand (on either side of the op; a side run's
     /// block; a NaN splat; rows of whole blocks reading row and per-row operands, and starting
-    /// from them), chains
-    /// longer than the steps kept on the stack, chunks of one block, of whole blocks and with
-    /// a last block that overlaps the one before, on values with NaN, ±0, ±∞, denormals and
-    /// arguments that overflow.
+    /// from them), chains longer than the steps kept on the stack, chunks of one block, of
+    /// whole blocks and with a last block that overlaps the one before, on values with NaN,
+    /// ±0, ±∞, denormals and arguments that overflow.
     #[test]
     fn random_chains_match_scalar_code() {
         if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
