@@ -929,8 +929,7 @@ unsafe fn evaluate_node(
 /// # Safety
 /// `values` of the chain's start and of its links' other operands (its side runs' too) hold
 /// the chunk's elements of `element_type` in their form (the side runs' starts a chunk's or a
-/// splat),
-/// which nothing writes while this runs; the chunk holds at least the type's
+/// splat), which nothing writes while this runs; the chunk holds at least the type's
 /// [`chains::lanes`], and its rows a multiple of them if an operand is of a row form. `out`
 /// points to the chunk's elements of `element_type`, which nothing else reads or writes while
 /// this runs.
