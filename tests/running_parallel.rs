@@ -84,14 +84,17 @@ fn large_f32_matmul_on_two_threads_matches_one() -> Result<()> {
 #[test]
 fn large_reductions_over_every_dimension_set() -> Result<()> {
     // Short rows (tiles of several per work item) and rows longer than a chunk (several
-    // segments per row, in tiles of a few rows).
+    // segments per row, in tiles of a few rows); of a fused producer, and of the input itself
+    // (taller tiles, folded row after row).
     for (rows, columns) in [(600usize, 300usize), (61, 2500)] {
-        reductions_over_every_dimension_set(rows, columns)?;
+        for producer in [true, false] {
+            reductions_over_every_dimension_set(rows, columns, producer)?;
+        }
     }
     Ok(())
 }
 
-fn reductions_over_every_dimension_set(rows: usize, columns: usize) -> Result<()> {
+fn reductions_over_every_dimension_set(rows: usize, columns: usize, producer: bool) -> Result<()> {
     let values: Vec<i64> = (0..rows * columns).map(|i| ((i * 7919) % 1000) as i64 - 500).collect();
     for layout in [[1i64, 0], [0, 1]] {
         let shape = Shape::with_layout(ElementType::S64, &[rows as i64, columns as i64], &layout)?;
@@ -99,11 +102,12 @@ fn reductions_over_every_dimension_set(rows: usize, columns: usize) -> Result<()
         for dimensions in [vec![0i64], vec![1], vec![0, 1]] {
             let b = XlaBuilder::new("reduce");
             let x = b.parameter(0, &shape, "x");
-            // An element-wise producer, fused into the reduction (an input fusion).
-            let doubled = x * b.constant_r0(2i64);
-            let computation = b.build(reduce(doubled, b.constant_r0(5i64), &sum_reducer()?, &dimensions))?;
+            // An element-wise producer, fused into the reduction (an input fusion), or none.
+            let factor = if producer { 2 } else { 1 };
+            let operand = if producer { x * b.constant_r0(factor) } else { x };
+            let computation = b.build(reduce(operand, b.constant_r0(5i64), &sum_reducer()?, &dimensions))?;
             let out = run_everywhere(&computation, &[&literal])?.to_vec::<i64>()?;
-            let at = |i: usize, j: usize| 2 * values[i * columns + j];
+            let at = |i: usize, j: usize| factor * values[i * columns + j];
             let expected: Vec<i64> = match dimensions.as_slice() {
                 [0] => (0..columns).map(|j| 5 + (0..rows).map(|i| at(i, j)).sum::<i64>()).collect(),
                 [1] => (0..rows).map(|i| 5 + (0..columns).map(|j| at(i, j)).sum::<i64>()).collect(),
@@ -114,7 +118,10 @@ fn reductions_over_every_dimension_set(rows: usize, columns: usize) -> Result<()
                         .sum::<i64>(),
                 ],
             };
-            assert_eq!(out, expected, "{rows}×{columns}, layout {layout:?}, dimensions {dimensions:?}");
+            assert_eq!(
+                out, expected,
+                "{rows}×{columns}, layout {layout:?}, dimensions {dimensions:?}, producer {producer}"
+            );
         }
     }
     Ok(())

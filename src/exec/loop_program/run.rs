@@ -39,10 +39,18 @@ const CHUNK: usize = 1024;
 const PLAIN_CHUNK: usize = 16 * CHUNK;
 
 /// The most elements a tile of a reduction's rows holds (each row still folded on its own, in
-/// order). Column sums of f32[4096,1024] in tiles of 16 rows took 0.35–0.39 ms against
-/// 0.19–0.28 ms in tiles of 4 (fastest of 300 on two threads, separate runs): more rows read
-/// side by side.
+/// order) when it computes values into slots: a tile that stays in L1, whose rows
+/// `chunk_ops::accumulate` reads side by side for a column sum (see `ROWS_HELD` there).
 const REDUCTION_TILE: usize = 4 * CHUNK;
+
+/// The most elements a tile holds of a reduction of an input itself (a program of one node,
+/// read where it lies, so no slot grows with the tile): only its per-item work does, paid once
+/// per tile. Sums of f32[4096,1024] on two threads, six alternated rounds of 300 runs, row
+/// sums' fastest 0.136–0.138 ms in tiles of 64 rows against 0.144–0.147 ms in 16 and
+/// 0.156–0.207 ms in 4, column sums' medians 0.19–0.24 ms against 0.21–0.39 ms (both folded
+/// row after row) and 0.25–0.34 ms (4 rows held in registers); a parallel read of the input:
+/// fastest 0.129–0.134 ms, medians 0.14–0.16 ms.
+const INPUT_REDUCTION_TILE: usize = 64 * CHUNK;
 
 /// The most elements a tile of rows with row reductions holds. Its per-node work is paid once
 /// per tile: 16 rows of 1024 elements ran layer norm in 3,880 instructions per 1024 elements
@@ -673,7 +681,9 @@ impl LoopProgram {
         // W1's chain then ran on tiles of four rows of 4,096 in 2.13–2.18 ms against
         // 2.44–2.60 ms one row per item, a hand loop 1.94–2.03 ms (fastest of 100, three
         // alternated rounds). A reduction's rows (a segment each, at most `CHUNK`) are tiled
-        // up to `REDUCTION_TILE` elements: each row is still folded on its own, in order, so
+        // up to `REDUCTION_TILE` elements (`INPUT_REDUCTION_TILE` for a reduction of an input
+        // itself; fewer rows if a sum into few elements would not split into `PARTIALS`
+        // ranges of tiles otherwise): each row is still folded on its own, in order, so
         // tiling changes no sum, and a row sum of 1024-element rows measured 430 instructions of
         // per-item work against 264 of adds. Row reductions take each row whole, in tiles of up
         // to `ROW_REDUCTION_TILE` elements when rows are whole blocks of a chain's lanes, so
@@ -691,7 +701,15 @@ impl LoopProgram {
             }
             Sink::Store if segment_len >= CHUNK && !self.chains_read_rows(row_len) => 1,
             Sink::Store => PLAIN_CHUNK / segment_len,
-            Sink::Accumulate { .. } => REDUCTION_TILE / segment_len,
+            Sink::Accumulate { .. } => {
+                let tile = if self.nodes.len() == 1 { INPUT_REDUCTION_TILE } else { REDUCTION_TILE };
+                // A sum into few elements keeps `PARTIALS` tiles or more, so it is still split.
+                let most = match tile_dim {
+                    Some(d) if self.sums_into_few() => (self.sizes[d] / PARTIALS).max(1),
+                    _ => usize::MAX,
+                };
+                (tile / segment_len).min(most)
+            }
         };
         let tile = tile_dim.map_or(1, |d| self.sizes[d].clamp(1, rows_per_tile));
         let tile_blocks = tile_dim.map_or(1, |d| self.sizes[d].div_ceil(tile));
