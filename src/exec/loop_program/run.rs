@@ -43,13 +43,13 @@ const PLAIN_CHUNK: usize = 16 * CHUNK;
 /// `chunk_ops::accumulate` reads side by side for a column sum (see `ROWS_HELD` there).
 const REDUCTION_TILE: usize = 4 * CHUNK;
 
-/// The most elements a tile holds of a reduction of an input itself (a program of one node,
-/// read where it lies, so no slot grows with the tile): only its per-item work does, paid once
-/// per tile. Sums of f32[4096,1024] on two threads, six alternated rounds of 300 runs, row
-/// sums' fastest 0.136–0.138 ms in tiles of 64 rows against 0.144–0.147 ms in 16 and
-/// 0.156–0.207 ms in 4, column sums' medians 0.19–0.24 ms against 0.21–0.39 ms (both folded
-/// row after row) and 0.25–0.34 ms (4 rows held in registers); a parallel read of the input:
-/// fastest 0.129–0.134 ms, medians 0.14–0.16 ms.
+/// The most elements a tile holds of a reduction of an input itself (a program of one node:
+/// one slot at most, unused when the input is read where it lies), whose per-item work is
+/// paid once per tile. Sums of f32[4096,1024] on two threads, six alternated rounds of 300
+/// runs: row sums' fastest 0.136–0.138 ms in tiles of 64 rows against 0.144–0.147 ms in 16
+/// and 0.156–0.207 ms in 4, column sums' medians 0.19–0.24 ms against 0.21–0.39 ms (both
+/// folded row after row) and 0.25–0.34 ms (4 rows held in registers); a parallel read of the
+/// input: fastest 0.129–0.134 ms, medians 0.14–0.16 ms.
 const INPUT_REDUCTION_TILE: usize = 64 * CHUNK;
 
 /// The most elements a tile of rows with row reductions holds. Its per-node work is paid once
