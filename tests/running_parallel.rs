@@ -85,7 +85,7 @@ fn large_f32_matmul_on_two_threads_matches_one() -> Result<()> {
 fn large_reductions_over_every_dimension_set() -> Result<()> {
     // Short rows (tiles of several per work item) and rows longer than a chunk (several
     // segments per row, in tiles of a few rows); of a fused producer, and of the input itself
-    // (taller tiles, folded row after row).
+    // (taller tiles where the rows are reduced).
     for (rows, columns) in [(600usize, 300usize), (61, 2500)] {
         for producer in [true, false] {
             reductions_over_every_dimension_set(rows, columns, producer)?;
@@ -161,6 +161,38 @@ fn large_f32_sums_and_maxima_of_a_fused_producer_in_both_layouts() -> Result<()>
                 let want_max = cells(k).iter().map(|&(i, j)| at(i, j)).fold(f64::NEG_INFINITY, f64::max);
                 assert!((f64::from(sum) - want).abs() <= 1e-4 * want, "{layout:?} {dimensions:?} sum {k}");
                 assert_eq!(f64::from(maximum), want_max, "{layout:?} {dimensions:?} max {k}");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn large_f32_sums_of_a_producer_read_once_agree_fused_and_unfused() -> Result<()> {
+    // Unfused, the reduce reads the producer's array (a program of one node, in taller tiles
+    // where it sums rows), fused it computes it (two nodes): the sums add in the same order
+    // either way, column sums and the full sum in partial sums over the same rows, for row
+    // counts that no tile height divides.
+    for (rows, columns) in [(700usize, 300usize), (700, 1024), (1000, 133)] {
+        let values: Vec<f32> =
+            (0..rows * columns).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+        let shape = Shape::new(ElementType::F32, &[rows as i64, columns as i64]);
+        let literal = Literal::from_vec(&shape, values.clone())?;
+        for dimensions in [vec![0i64], vec![1], vec![0, 1]] {
+            let b = XlaBuilder::new("reduce");
+            let x = b.parameter(0, &shape, "x");
+            let doubled = x * b.constant_r0(2.0f32);
+            let sums =
+                reduce(doubled, b.constant_r0(0.5f32), &computations::sum(ElementType::F32), &dimensions);
+            let out = run_everywhere(&b.build(sums)?, &[&literal])?.to_vec::<f32>()?;
+            let at = |i: usize, j: usize| 2.0 * f64::from(values[i * columns + j]);
+            let want: Vec<f64> = match dimensions.as_slice() {
+                [0] => (0..columns).map(|j| 0.5 + (0..rows).map(|i| at(i, j)).sum::<f64>()).collect(),
+                [1] => (0..rows).map(|i| 0.5 + (0..columns).map(|j| at(i, j)).sum::<f64>()).collect(),
+                _ => vec![0.5 + (0..rows * columns).map(|n| at(n / columns, n % columns)).sum::<f64>()],
+            };
+            for (k, (&got, want)) in out.iter().zip(want).enumerate() {
+                assert!((f64::from(got) - want).abs() <= 1e-4 * want.abs().max(1.0), "{rows}×{columns} {k}");
             }
         }
     }

@@ -39,17 +39,20 @@ const CHUNK: usize = 1024;
 const PLAIN_CHUNK: usize = 16 * CHUNK;
 
 /// The most elements a tile of a reduction's rows holds (each row still folded on its own, in
-/// order) when it computes values into slots: a tile that stays in L1, whose rows
-/// `chunk_ops::accumulate` reads side by side for a column sum (see `ROWS_HELD` there).
+/// order), unless it takes [`INPUT_REDUCTION_TILE`].
 const REDUCTION_TILE: usize = 4 * CHUNK;
 
-/// The most elements a tile holds of a reduction of an input itself (a program of one node:
-/// one slot at most, unused when the input is read where it lies), whose per-item work is
-/// paid once per tile. Sums of f32[4096,1024] on two threads, six alternated rounds of 300
-/// runs: row sums' fastest 0.136–0.138 ms in tiles of 64 rows against 0.144–0.147 ms in 16
-/// and 0.156–0.207 ms in 4, column sums' medians 0.19–0.24 ms against 0.21–0.39 ms (both
-/// folded row after row) and 0.25–0.34 ms (4 rows held in registers); a parallel read of the
-/// input: fastest 0.129–0.134 ms, medians 0.14–0.16 ms.
+/// The most elements a tile holds of a reduction of an input itself along its rows (a program
+/// of one node: one slot at most, unused when the input is read where it lies), whose
+/// per-item work is then paid once per 256 KiB of f32. Row sums of f32[4096,1024] on two
+/// threads, six alternated rounds of 300 runs: fastest 0.136–0.138 ms in tiles of 64 rows
+/// against 0.144–0.147 ms in 16 and 0.156–0.207 ms in 4, medians 0.14–0.19 ms against
+/// 0.17–0.23 ms in 4 (a parallel read of the input: fastest 0.129–0.134 ms, medians
+/// 0.14–0.16 ms). Not for a sum into few elements: its partial sums' ranges of rows follow
+/// the tiles, and the loop that computes the summed values (in tiles of `REDUCTION_TILE`)
+/// and the one that reads them as an input must add in the same order. Not for a column
+/// reduction either: `chunk_ops::accumulate` reads a tile's rows side by side, which suits
+/// short tiles only.
 const INPUT_REDUCTION_TILE: usize = 64 * CHUNK;
 
 /// The most elements a tile of rows with row reductions holds. Its per-node work is paid once
@@ -682,8 +685,7 @@ impl LoopProgram {
         // 2.44–2.60 ms one row per item, a hand loop 1.94–2.03 ms (fastest of 100, three
         // alternated rounds). A reduction's rows (a segment each, at most `CHUNK`) are tiled
         // up to `REDUCTION_TILE` elements (`INPUT_REDUCTION_TILE` for a reduction of an input
-        // itself; fewer rows if a sum into few elements would not split into `PARTIALS`
-        // ranges of tiles otherwise): each row is still folded on its own, in order, so
+        // itself along its rows): each row is still folded on its own, in order, so
         // tiling changes no sum, and a row sum of 1024-element rows measured 430 instructions of
         // per-item work against 264 of adds. Row reductions take each row whole, in tiles of up
         // to `ROW_REDUCTION_TILE` elements when rows are whole blocks of a chain's lanes, so
@@ -701,15 +703,10 @@ impl LoopProgram {
             }
             Sink::Store if segment_len >= CHUNK && !self.chains_read_rows(row_len) => 1,
             Sink::Store => PLAIN_CHUNK / segment_len,
-            Sink::Accumulate { .. } => {
-                let tile = if self.nodes.len() == 1 { INPUT_REDUCTION_TILE } else { REDUCTION_TILE };
-                // A sum into few elements keeps `PARTIALS` tiles or more, so it is still split.
-                let most = match tile_dim {
-                    Some(d) if self.sums_into_few() => (self.sizes[d] / PARTIALS).max(1),
-                    _ => usize::MAX,
-                };
-                (tile / segment_len).min(most)
+            Sink::Accumulate { .. } if self.nodes.len() == 1 && !self.row_kept() && !self.sums_into_few() => {
+                INPUT_REDUCTION_TILE / segment_len
             }
+            Sink::Accumulate { .. } => REDUCTION_TILE / segment_len,
         };
         let tile = tile_dim.map_or(1, |d| self.sizes[d].clamp(1, rows_per_tile));
         let tile_blocks = tile_dim.map_or(1, |d| self.sizes[d].div_ceil(tile));
