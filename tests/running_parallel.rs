@@ -108,16 +108,7 @@ fn reductions_over_every_dimension_set(rows: usize, columns: usize, producer: bo
             let computation = b.build(reduce(operand, b.constant_r0(5i64), &sum_reducer()?, &dimensions))?;
             let out = run_everywhere(&computation, &[&literal])?.to_vec::<i64>()?;
             let at = |i: usize, j: usize| factor * values[i * columns + j];
-            let expected: Vec<i64> = match dimensions.as_slice() {
-                [0] => (0..columns).map(|j| 5 + (0..rows).map(|i| at(i, j)).sum::<i64>()).collect(),
-                [1] => (0..rows).map(|i| 5 + (0..columns).map(|j| at(i, j)).sum::<i64>()).collect(),
-                _ => vec![
-                    5 + (0..rows)
-                        .flat_map(|i| (0..columns).map(move |j| (i, j)))
-                        .map(|(i, j)| at(i, j))
-                        .sum::<i64>(),
-                ],
-            };
+            let expected = sums_over(&dimensions, [rows, columns], 5, at);
             assert_eq!(
                 out, expected,
                 "{rows}×{columns}, layout {layout:?}, dimensions {dimensions:?}, producer {producer}"
@@ -125,6 +116,22 @@ fn reductions_over_every_dimension_set(rows: usize, columns: usize, producer: bo
         }
     }
     Ok(())
+}
+
+/// `init` plus the sum of `at(i, j)` over `dimensions` (`[0]`, `[1]` or both) of a
+/// `rows × columns` array, for each element left, adding in row-major order.
+fn sums_over<T: Copy + std::ops::Add<Output = T> + std::iter::Sum>(
+    dimensions: &[i64],
+    [rows, columns]: [usize; 2],
+    init: T,
+    at: impl Fn(usize, usize) -> T,
+) -> Vec<T> {
+    let at = &at;
+    match dimensions {
+        [0] => (0..columns).map(|j| init + (0..rows).map(|i| at(i, j)).sum::<T>()).collect(),
+        [1] => (0..rows).map(|i| init + (0..columns).map(|j| at(i, j)).sum::<T>()).collect(),
+        _ => vec![init + (0..rows).flat_map(|i| (0..columns).map(move |j| at(i, j))).sum::<T>()],
+    }
 }
 
 #[test]
@@ -186,12 +193,9 @@ fn large_f32_sums_of_a_producer_read_once_agree_fused_and_unfused() -> Result<()
                 reduce(doubled, b.constant_r0(0.5f32), &computations::sum(ElementType::F32), &dimensions);
             let out = run_everywhere(&b.build(sums)?, &[&literal])?.to_vec::<f32>()?;
             let at = |i: usize, j: usize| 2.0 * f64::from(values[i * columns + j]);
-            let want: Vec<f64> = match dimensions.as_slice() {
-                [0] => (0..columns).map(|j| 0.5 + (0..rows).map(|i| at(i, j)).sum::<f64>()).collect(),
-                [1] => (0..rows).map(|i| 0.5 + (0..columns).map(|j| at(i, j)).sum::<f64>()).collect(),
-                _ => vec![0.5 + (0..rows * columns).map(|n| at(n / columns, n % columns)).sum::<f64>()],
-            };
-            for (k, (&got, want)) in out.iter().zip(want).enumerate() {
+            for (k, (&got, want)) in
+                out.iter().zip(sums_over(&dimensions, [rows, columns], 0.5, at)).enumerate()
+            {
                 assert!((f64::from(got) - want).abs() <= 1e-4 * want.abs().max(1.0), "{rows}×{columns} {k}");
             }
         }
