@@ -179,8 +179,9 @@ fn large_f32_sums_of_a_producer_read_once_agree_fused_and_unfused() -> Result<()
     // Unfused, the reduce reads the producer's array (a program of one node, in taller tiles
     // where it sums rows), fused it computes it (two nodes): the sums add in the same order
     // either way, column sums and the full sum in partial sums over the same rows, for row
-    // counts that are not multiples of 16 nor of every tile height.
-    for (rows, columns) in [(700usize, 300usize), (700, 1024), (1000, 133)] {
+    // counts that are not multiples of 16 nor of every tile height, and for fewer rows than
+    // partial sums (9: each partial sum a range of row segments).
+    for (rows, columns) in [(700usize, 300usize), (700, 1024), (1000, 133), (9, 16_000)] {
         let values: Vec<f32> =
             (0..rows * columns).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
         let shape = Shape::new(ElementType::F32, &[rows as i64, columns as i64]);

@@ -48,11 +48,16 @@ const REDUCTION_TILE: usize = 4 * CHUNK;
 /// threads, six alternated rounds of 300 runs: fastest 0.136–0.138 ms in tiles of 64 rows
 /// against 0.144–0.147 ms in 16 and 0.156–0.207 ms in 4, medians 0.14–0.19 ms against
 /// 0.17–0.23 ms in 4 (a parallel read of the input: fastest 0.129–0.134 ms, medians
-/// 0.14–0.16 ms). Not for a sum into few elements: its partial sums' ranges of rows follow
-/// the tiles, and the loop that computes the summed values (in tiles of `REDUCTION_TILE`)
-/// and the one that reads them as an input must add in the same order. Not for a column
-/// reduction either: `chunk_ops::accumulate` reads a tile's rows side by side, which suits
-/// short tiles only.
+/// 0.14–0.16 ms). Also for a large sum into few elements (column sums, full sums), whose
+/// partial sums take bands of rows that the tiles do not change ([`Bands`]), a tall tile's
+/// rows folded one after another (`chunk_ops::accumulate`): column sums of f32[4096,1024]
+/// took 0.15–0.19 ms at their fastest on two threads against 0.15–0.23 ms in tiles of 4
+/// (medians 0.18–0.25 against 0.22–0.35 ms; eight alternated rounds of 500 runs; a parallel
+/// read of the input: fastest 0.13–0.15 ms, medians 0.14–0.26 ms), and 0.33–0.34 ms against
+/// 0.41–0.51 ms on one thread (a read: 0.29–0.32 ms). Not for other
+/// column reductions (maxima, minima, products), whose outputs `accumulate` holds in
+/// registers across a short tile's rows: row after row ran a column maximum about 10% slower
+/// on two threads (fastest 0.43–0.55 ms against 0.38–0.47 ms).
 const INPUT_REDUCTION_TILE: usize = 64 * CHUNK;
 
 /// The most elements a tile of rows with row reductions holds. Its per-node work is paid once
@@ -66,7 +71,9 @@ const ROW_REDUCTION_TILE: usize = 16 * CHUNK;
 /// more than such work (DESIGN.md, performance).
 const PARALLEL_THRESHOLD: usize = 1 << 17;
 
-/// The partial sums of a large sum into few elements (see `LoopProgram::partition`).
+/// The partial sums of a large sum into few elements (see [`Bands`]). Sixty-four ran column
+/// and full sums of f32[4096,1024] no faster on two threads (fastest 0.17–0.18 against
+/// 0.15–0.16 ms, and 0.15 against 0.14 ms).
 const PARTIALS: usize = 16;
 
 /// The most output elements a sum is computed in partial sums for (each partial a copy of
@@ -80,9 +87,32 @@ enum Partition {
     ItemRanges(usize),
     /// Ranges of segments (column chunks), each over every row.
     Segments,
-    /// Ranges of items, each summed into a partial output of its own, the partials then added
+    /// Bands of items, each summed into a partial output of its own, the partials then added
     /// in order: a sum into few elements (reassociated, as XLA does), its input read in order.
-    Partials,
+    Partials(Bands),
+}
+
+/// How a large sum into few elements is cut into partial sums: by the walk's sizes alone,
+/// whatever the program that computes the summed values, so that a fused sum adds in the
+/// same order as the unfused one that reads them from memory (whose tiles differ).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Bands {
+    /// Partial `b` of `n` sums band `b` of the walk's rows (the outer and tile dimensions as
+    /// one, cut into `n` even bands), in tiles cut at the band's edges.
+    Rows(usize),
+    /// Fewer rows than `PARTIALS` (a walk coalesced into one long row, say): tiles of one row,
+    /// and partial `b` of `n` sums range `b` of the items.
+    Items(usize),
+}
+
+/// One work item: segment `segment` of rows `first_row..first_row + rows` of the tile
+/// dimension (row 0 alone without one), at index `outer` of the outer dimensions (row-major).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Item {
+    segment: usize,
+    outer: usize,
+    first_row: usize,
+    rows: usize,
 }
 
 /// A thread's chunk buffers: the program's slots (see `slots.rs`), and the frame that points
@@ -368,7 +398,8 @@ impl LoopProgram {
         let large = total >= PARALLEL_THRESHOLD;
         let parallel = parallel && large && rayon::current_num_threads() > 1;
         let partials = large && self.sums_into_few();
-        let geometry = self.geometry(if parallel && !partials { rayon::current_num_threads() } else { 1 });
+        let geometry =
+            self.geometry(if parallel && !partials { rayon::current_num_threads() } else { 1 }, partials);
         with_native_type!(self.out_shape.element_type(), T => {
             let memory = out.storage_mut()?.as_mut_slice::<T>()?;
             if let Sink::Accumulate { init, .. } = self.sink {
@@ -378,7 +409,7 @@ impl LoopProgram {
                 return Ok(());
             }
             let target = OutTarget { ptr: memory.as_mut_ptr(), len: memory.len() };
-            let run_into = |items: &mut dyn Iterator<Item = usize>, target: &OutTarget<T>| -> Result<()> {
+            let run_into = |items: &mut dyn Iterator<Item = Item>, target: &OutTarget<T>| -> Result<()> {
                 let mut file = self.take_registers(geometry.tile * geometry.segment_len)?;
                 let frame = file.frame(&self.nodes).ok_or_else(buffer_type_mismatch)?;
                 for item in items {
@@ -387,10 +418,12 @@ impl LoopProgram {
                 self.return_registers(file);
                 Ok(())
             };
-            let run_items = |items: &mut dyn Iterator<Item = usize>| run_into(items, &target);
+            let run_items = |items: &mut dyn Iterator<Item = usize>| {
+                run_into(&mut items.map(|n| geometry.item(n)), &target)
+            };
             let (items, segments) = (geometry.items, geometry.segments);
             let blocks = rayon::current_num_threads() * 4;
-            match self.partition(parallel, large, &geometry) {
+            match self.partition(parallel, &geometry) {
                 Partition::Sequential => run_items(&mut (0..items))?,
                 Partition::ItemRanges(granule) => {
                     // Ranges of whole granules (items that write the same outputs stay together).
@@ -407,15 +440,23 @@ impl LoopProgram {
                         run_items(&mut (0..items / segments).flat_map(|row| (first..last).map(move |s| row * segments + s)))
                     })?;
                 }
-                Partition::Partials => {
-                    let blocks = PARTIALS.min(items);
+                Partition::Partials(bands) => {
                     let len = memory.len();
                     let partial = |b: usize| {
                         // -0 is the identity of a float sum (and 0 of an integer one).
                         let mut partial = vec![T::ZERO.neg(); len];
                         let target = OutTarget { ptr: partial.as_mut_ptr(), len };
-                        run_into(&mut (b * items / blocks..(b + 1) * items / blocks), &target)?;
+                        match bands {
+                            Bands::Rows(blocks) => run_into(&mut geometry.band_items(b, blocks), &target)?,
+                            Bands::Items(blocks) => run_into(
+                                &mut (b * items / blocks..(b + 1) * items / blocks).map(|n| geometry.item(n)),
+                                &target,
+                            )?,
+                        }
                         Ok(partial)
+                    };
+                    let blocks = match bands {
+                        Bands::Rows(blocks) | Bands::Items(blocks) => blocks,
                     };
                     let partials: Vec<Vec<T>> = match parallel {
                         true => (0..blocks).into_par_iter().map(partial).collect::<Result<_>>()?,
@@ -433,13 +474,13 @@ impl LoopProgram {
     /// How the work items may be split across threads so that no two threads write one output
     /// element: any items for a plain loop; for a reduction, whole slices of the outermost
     /// walk dimension if it is kept, or column ranges (segments of every row) if the row is;
-    /// a `large` sum into few elements (a full sum, column sums) is cut into `PARTIALS` ranges
-    /// of rows summed apart, on any number of threads, so its value does not depend on how
-    /// many there are.
-    fn partition(&self, parallel: bool, large: bool, geometry: &Geometry) -> Partition {
+    /// a large sum into few elements (a full sum, column sums) is cut into the geometry's
+    /// bands, summed apart on any number of threads, so its value does not depend on how many
+    /// there are.
+    fn partition(&self, parallel: bool, geometry: &Geometry) -> Partition {
         let (items, segments) = (geometry.items, geometry.segments);
-        if large && self.sums_into_few() && items >= PARTIALS {
-            return Partition::Partials;
+        if let Some(bands) = geometry.bands {
+            return Partition::Partials(bands);
         }
         if !parallel || items < 2 {
             return Partition::Sequential;
@@ -500,32 +541,20 @@ impl LoopProgram {
         }
     }
 
-    /// Evaluates one work item (chunk `item % segments` of row `item / segments`) and stores it.
+    /// Evaluates one work item and stores (or folds) it.
     fn run_item<T: Element>(
         &self,
-        item: usize,
+        item: Item,
         geometry: &Geometry,
         inputs: &[&Literal],
         frame: &mut Frame,
         target: &OutTarget<T>,
     ) -> Result<()> {
         let last = self.sizes.len() - 1;
-        let segment = item % geometry.segments;
-        let mut rest = item / geometry.segments;
-        let block = rest % geometry.tile_blocks;
-        rest /= geometry.tile_blocks;
-        if let Some([rows, columns]) = geometry.blocked_plane {
-            rest = blocked_outer_index(rest, rows, columns);
-        }
+        let Item { segment, outer: rest, first_row, rows } = item;
         let first = segment * geometry.segment_len;
         let len = geometry.segment_len.min(self.sizes[last] - first);
-        let (tile_stride_of, first_row, rows) = match geometry.tile_dim {
-            Some(d) => {
-                let first_row = block * geometry.tile;
-                (d, first_row, geometry.tile.min(self.sizes[d] - first_row))
-            }
-            None => (last, 0, 1),
-        };
+        let tile_stride_of = geometry.tile_dim.unwrap_or(last);
         let chunk = Chunk { rows, len };
         // Offsets of the chunk's first element: the segment, the tile's first row, then the
         // outer dimensions decoded from the item number.
@@ -661,12 +690,27 @@ impl LoopProgram {
             && self.chains.iter().any(|role| matches!(role, Role::End(_)))
     }
 
-    /// How the walk is cut into work items, for a run on `threads` threads.
-    fn geometry(&self, threads: usize) -> Geometry {
+    /// How the walk is cut into work items, for a run on `threads` threads (of a large sum into
+    /// few elements in partial sums when `partials`).
+    fn geometry(&self, threads: usize, partials: bool) -> Geometry {
         let last = self.sizes.len() - 1;
         let row_len = self.sizes[last];
-        // A loop with row reductions takes each row whole (the compiler bounds its length).
-        let chunk = if self.sink == Sink::Store { PLAIN_CHUNK } else { CHUNK };
+        let tile_dim = (last >= 1).then(|| last - 1);
+        let tile_len = tile_dim.map_or(1, |d| self.sizes[d]);
+        let outer_dims = tile_dim.unwrap_or(last);
+        let outer: usize = self.sizes[..outer_dims].iter().product();
+        let bands = partials.then(|| match outer * tile_len {
+            rows if rows >= PARTIALS => Bands::Rows(PARTIALS),
+            _ => Bands::Items(PARTIALS),
+        });
+        // A loop with row reductions takes each row whole (the compiler bounds its length). A
+        // sum into few elements of fewer rows than `PARTIALS` (a walk coalesced into one long
+        // row, say) takes items of one segment each, as long as a plain loop's: the full sum of
+        // f32[4096,1024] took 0.14–0.15 ms at its fastest on two threads against 0.22–0.26 ms
+        // in segments of `CHUNK` (a parallel read: 0.13–0.15 ms), 0.31–0.32 ms against
+        // 0.43 ms on one thread; of `x·x`, 0.35–0.47 ms against 0.40–0.54 ms.
+        let items_banded = matches!(bands, Some(Bands::Items(_)));
+        let chunk = if self.sink == Sink::Store || items_banded { PLAIN_CHUNK } else { CHUNK };
         let mut segment_len = if self.row_reductions { row_len.max(1) } else { row_len.clamp(1, chunk) };
         // A reduction that keeps the row (a column sum) is shared by column ranges: short rows
         // are cut so that every thread has some (in whole cache lines).
@@ -685,12 +729,12 @@ impl LoopProgram {
         // 2.44–2.60 ms one row per item, a hand loop 1.94–2.03 ms (fastest of 100, three
         // alternated rounds). A reduction's rows (a segment each, at most `CHUNK`) are tiled
         // up to `REDUCTION_TILE` elements (`INPUT_REDUCTION_TILE` for a reduction of an input
-        // itself along its rows): each row is still folded on its own, in order, so
-        // tiling changes no sum, and a row sum of 1024-element rows measured 430 instructions of
+        // itself along its rows, or a large sum of it into few elements): each row is still
+        // folded on its own, in order (a sum's partial sums take bands of rows that no tile
+        // changes), so tiling changes no sum, and a row sum of 1024-element rows measured 430 instructions of
         // per-item work against 264 of adds. Row reductions take each row whole, in tiles of up
         // to `ROW_REDUCTION_TILE` elements when rows are whole blocks of a chain's lanes, so
         // that chains read the rows' reduced values in place (one per row: `Form::PerRow`).
-        let tile_dim = (last >= 1).then(|| last - 1);
         let rows_per_tile = match self.sink {
             _ if self.row_reductions => {
                 let whole_blocks =
@@ -703,15 +747,14 @@ impl LoopProgram {
             }
             Sink::Store if segment_len >= CHUNK && !self.chains_read_rows(row_len) => 1,
             Sink::Store => PLAIN_CHUNK / segment_len,
-            Sink::Accumulate { .. } if self.nodes.len() == 1 && !self.row_kept() && !self.sums_into_few() => {
+            Sink::Accumulate { .. } if items_banded => 1,
+            Sink::Accumulate { .. } if self.nodes.len() == 1 && (bands.is_some() || !self.row_kept()) => {
                 INPUT_REDUCTION_TILE / segment_len
             }
             Sink::Accumulate { .. } => REDUCTION_TILE / segment_len,
         };
-        let tile = tile_dim.map_or(1, |d| self.sizes[d].clamp(1, rows_per_tile));
-        let tile_blocks = tile_dim.map_or(1, |d| self.sizes[d].div_ceil(tile));
-        let outer_dims = tile_dim.unwrap_or(last);
-        let outer: usize = self.sizes[..outer_dims].iter().product();
+        let tile = tile_len.clamp(1, rows_per_tile);
+        let tile_blocks = tile_len.div_ceil(tile);
         let blocked_plane = (self.blocked_items && outer_dims >= 2)
             .then(|| [outer_dims - 2, outer_dims - 1].map(|d| self.sizes[d]));
         Geometry {
@@ -720,9 +763,12 @@ impl LoopProgram {
             tile_dim,
             tile,
             tile_blocks,
+            tile_len,
             outer_dims,
+            outer,
             blocked_plane,
             items: outer * tile_blocks * segments,
+            bands,
         }
     }
 }
@@ -759,12 +805,51 @@ struct Geometry {
     tile_dim: Option<usize>,
     tile: usize,
     tile_blocks: usize,
+    /// The size of the tile dimension (1 without one).
+    tile_len: usize,
     /// The walk dimensions before the tile dimension, decoded from an item's number.
     outer_dims: usize,
+    /// The product of their sizes.
+    outer: usize,
     /// The sizes of the two innermost outer dimensions when the items walk them in blocks
     /// (see [`blocked_outer_index`]).
     blocked_plane: Option<[usize; 2]>,
     items: usize,
+    /// How a large sum into few elements is cut into partial sums.
+    bands: Option<Bands>,
+}
+
+impl Geometry {
+    /// The `n`th work item: segment `n % segments` of tile `n / segments` (tiles numbered
+    /// along the tile dimension, then the outer dimensions).
+    fn item(&self, n: usize) -> Item {
+        let segment = n % self.segments;
+        let rest = n / self.segments;
+        let block = rest % self.tile_blocks;
+        let mut outer = rest / self.tile_blocks;
+        if let Some([rows, columns]) = self.blocked_plane {
+            outer = blocked_outer_index(outer, rows, columns);
+        }
+        let first_row = block * self.tile;
+        Item { segment, outer, first_row, rows: self.tile.min(self.tile_len - first_row) }
+    }
+
+    /// The work items of band `band` of `bands` (see [`Bands::Rows`]): the band's rows in
+    /// order, in tiles cut at its edges and at each outer index's, each tile's segments in
+    /// order.
+    fn band_items(&self, band: usize, bands: usize) -> impl Iterator<Item = Item> + '_ {
+        let all_rows = self.outer * self.tile_len;
+        let (mut row, end) = (band * all_rows / bands, (band + 1) * all_rows / bands);
+        std::iter::from_fn(move || {
+            (row < end).then(|| {
+                let (outer, first_row) = (row / self.tile_len, row % self.tile_len);
+                let rows = self.tile.min(self.tile_len - first_row).min(end - row);
+                row += rows;
+                Item { segment: 0, outer, first_row, rows }
+            })
+        })
+        .flat_map(|tile| (0..self.segments).map(move |segment| Item { segment, ..tile }))
+    }
 }
 
 /// The error of a node whose buffers hold another element type than its own (a compiler bug:
@@ -1068,5 +1153,63 @@ mod tests {
         assert_eq!(first_block, square.collect::<Vec<_>>());
         assert_eq!(blocked_outer_index(ITEM_BLOCK * ITEM_BLOCK, 64, 64), ITEM_BLOCK);
         assert_eq!(blocked_outer_index(64 * 64 + 1, 64, 64), 64 * 64 + 1);
+    }
+
+    /// A sum's bands take the same rows whatever its tile: each band's items, in order, are
+    /// its rows in order (every segment of each), in tiles of at most `tile` rows that keep
+    /// within one outer index, for tiles of 1, 4, 7 and 64 rows, outer dimensions of 1 to 3
+    /// indices, and row counts that no band count divides.
+    #[test]
+    fn bands_take_the_same_rows_in_order_whatever_the_tile() {
+        let cases: [(usize, usize, usize); 5] = [(1, 700, 1), (3, 333, 2), (2, 17, 3), (1, 16, 1), (5, 4, 1)];
+        for (outer, tile_len, segments) in cases {
+            let bands = PARTIALS;
+            let rows_of_bands = |tile: usize| -> Vec<Vec<(usize, usize)>> {
+                let geometry = Geometry {
+                    segments,
+                    segment_len: CHUNK,
+                    tile_dim: Some(1),
+                    tile,
+                    tile_blocks: tile_len.div_ceil(tile),
+                    tile_len,
+                    outer_dims: 1,
+                    outer,
+                    blocked_plane: None,
+                    items: outer * tile_len.div_ceil(tile) * segments,
+                    bands: Some(Bands::Rows(bands)),
+                };
+                (0..bands)
+                    .map(|b| {
+                        let items: Vec<Item> = geometry.band_items(b, bands).collect();
+                        let mut rows = Vec::new();
+                        for tile_items in items.chunks(segments) {
+                            let first = tile_items[0];
+                            assert!(
+                                first.rows >= 1
+                                    && first.rows <= tile
+                                    && first.first_row + first.rows <= tile_len
+                            );
+                            let segments_seen: Vec<usize> = tile_items.iter().map(|i| i.segment).collect();
+                            assert_eq!(segments_seen, (0..segments).collect::<Vec<_>>());
+                            assert!(tile_items
+                                .iter()
+                                .all(|i| Item { segment: 0, ..*i } == Item { segment: 0, ..first }));
+                            rows.extend(
+                                (first.first_row..first.first_row + first.rows).map(|r| (first.outer, r)),
+                            );
+                        }
+                        rows
+                    })
+                    .collect()
+            };
+            let one_row_tiles = rows_of_bands(1);
+            let every_row: Vec<(usize, usize)> = one_row_tiles.concat();
+            let expected: Vec<(usize, usize)> =
+                (0..outer).flat_map(|o| (0..tile_len).map(move |r| (o, r))).collect();
+            assert_eq!(every_row, expected, "{outer}×{tile_len}");
+            for tile in [4, 7, 64] {
+                assert_eq!(rows_of_bands(tile), one_row_tiles, "{outer}×{tile_len} in tiles of {tile}");
+            }
+        }
     }
 }
