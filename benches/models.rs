@@ -1,10 +1,11 @@
 //! The work models spend their time in, on `f32[4096, 1024]` into a reused output
-//! (`execute_into`): `exp`, `tanh`, GELU's tanh form, row softmax, layer norm, row sums and
-//! column sums. Each group times, in one run:
+//! (`execute_into`): `exp`, `tanh`, GELU's tanh form, row softmax, layer norm, row sums,
+//! column sums and the full sum. Each group times, in one run:
 //!
 //! - lazy-xla fused and unfused (`fusion: false`), `execute_into` a reused output;
 //! - ndarray, eagerly, every intermediate a fresh array (single-threaded, as numpy);
-//! - a hand-written fused loop, rayon over rows (column sums: over column ranges);
+//! - a hand-written fused loop, rayon over rows (column sums: over column ranges; the full
+//!   sum's is its read bound's loop);
 //! - the memory bound: a parallel copy of the same bytes (element-wise ops, softmax, layer
 //!   norm) or a parallel read of the input (sums).
 //!
@@ -186,6 +187,11 @@ fn hand_column_sum(out: &mut [f32], x: &[f32]) {
     });
 }
 
+/// The full sum: each rayon task sums its rows in lanes, and the tasks' sums are added.
+fn hand_full_sum(out: &mut [f32], x: &[f32]) {
+    out[0] = x.par_chunks(COLUMNS).map(lane_sum).sum();
+}
+
 fn workloads() -> Vec<Workload> {
     let map =
         |f: fn(f64) -> f64| -> Reference { Box::new(move |x| x.iter().map(|&v| f(f64::from(v))).collect()) };
@@ -281,6 +287,18 @@ fn workloads() -> Vec<Workload> {
             out_len: COLUMNS,
             reduces: true,
             tolerance: 1e-4,
+        },
+        Workload {
+            name: "full_sum",
+            graph: |b, x| b.build(reduce(x, b.constant_r0(0.0f32), &sum_reducer(), &[0, 1])),
+            ndarray: |x| vec![x.sum()],
+            hand: hand_full_sum,
+            reference: Box::new(|x| vec![x.iter().map(|&v| f64::from(v)).sum()]),
+            out_len: 1,
+            reduces: true,
+            // The total (-1674) cancels terms up to 4 in magnitude: ndarray's f32 sum is 0.23
+            // from it, lazy-xla's 0.02.
+            tolerance: 1e-3,
         },
     ]
 }

@@ -21,8 +21,8 @@ const CHUNK: usize = 1024;
 
 /// Elements per work item of a plain loop: its segment of a long row (or of a walk that
 /// coalesced into one), and the most a tile of rows holds. A reduction's segments stay
-/// `CHUNK` (which fixes the order they add in) and its tiles `REDUCTION_TILE`; row reductions
-/// take `ROW_REDUCTION_TILE`.
+/// `CHUNK` and its tiles `REDUCTION_TILE` (row reductions take `ROW_REDUCTION_TILE`), except
+/// for a sum of fewer rows than `PARTIALS` (see `LoopProgram::geometry`).
 ///
 /// Large items stream memory better, though consecutive items are adjacent in memory and the
 /// work between them is a few hundred instructions: criterion runs of f32[4096,1024] over a
