@@ -205,6 +205,35 @@ fn large_f32_sums_of_a_producer_read_once_agree_fused_and_unfused() -> Result<()
 }
 
 #[test]
+fn large_f32_sums_across_an_outer_dimension_agree_fused_and_unfused() -> Result<()> {
+    // f32[3, 333, 200]: summed over {0, 2}, the walk keeps its middle dimension (the tiles'
+    // rows land in different outputs) and its partial sums' bands of rows cross from one
+    // index of the outer dimension to the next; over {0, 1}, the two merge into one
+    // dimension of rows. Fused, `x·2` is computed in tiles of 4 rows; unfused, the reduce
+    // reads it in tiles of 64.
+    let dims = [3usize, 333, 200];
+    let values: Vec<f32> =
+        (0..dims.iter().product()).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+    let shape = Shape::new(ElementType::F32, &dims.map(|d| d as i64));
+    let literal = Literal::from_vec(&shape, values.clone())?;
+    for (dimensions, kept) in [([0i64, 2], 1usize), ([0, 1], 2)] {
+        let b = XlaBuilder::new("reduce");
+        let doubled = b.parameter(0, &shape, "x") * b.constant_r0(2.0f32);
+        let sums = reduce(doubled, b.constant_r0(0.0f32), &computations::sum(ElementType::F32), &dimensions);
+        let out = run_everywhere(&b.build(sums)?, &[&literal])?.to_vec::<f32>()?;
+        let mut want = vec![0.0f64; dims[kept]];
+        for (i, &v) in values.iter().enumerate() {
+            let index = [i / (dims[1] * dims[2]), i / dims[2] % dims[1], i % dims[2]];
+            want[index[kept]] += 2.0 * f64::from(v);
+        }
+        for (k, (&got, want)) in out.iter().zip(want).enumerate() {
+            assert!((f64::from(got) - want).abs() <= 1e-4 * want.abs().max(1.0), "{dimensions:?} {k}");
+        }
+    }
+    Ok(())
+}
+
+#[test]
 fn large_fused_chain_with_broadcasts_and_transpose() -> Result<()> {
     let (rows, columns) = (512i64, 384i64);
     let b = XlaBuilder::new("chain");
