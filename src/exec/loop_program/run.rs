@@ -54,10 +54,10 @@ const REDUCTION_TILE: usize = 4 * CHUNK;
 /// took 0.15–0.19 ms at their fastest on two threads against 0.15–0.23 ms in tiles of 4
 /// (medians 0.18–0.25 against 0.22–0.35 ms; eight alternated rounds of 500 runs; a parallel
 /// read of the input: fastest 0.13–0.15 ms, medians 0.14–0.26 ms), and 0.33–0.34 ms against
-/// 0.41–0.51 ms on one thread (a read: 0.29–0.32 ms). Not for other
-/// column reductions (maxima, minima, products), whose outputs `accumulate` holds in
-/// registers across a short tile's rows: row after row ran a column maximum about 10% slower
-/// on two threads (fastest 0.43–0.55 ms against 0.38–0.47 ms).
+/// 0.41–0.51 ms on one thread (a read: 0.29–0.32 ms). Not for other column reductions
+/// (maxima, minima, products), whose outputs `accumulate` holds in registers across a short
+/// tile's rows: row after row ran a column maximum about 10% slower on two threads (fastest
+/// 0.43–0.55 ms against 0.38–0.47 ms).
 const INPUT_REDUCTION_TILE: usize = 64 * CHUNK;
 
 /// The most elements a tile of rows with row reductions holds. Its per-node work is paid once
@@ -92,17 +92,18 @@ enum Partition {
     Partials(Bands),
 }
 
-/// How a large sum into few elements is cut into partial sums: by the walk's sizes alone,
-/// whatever the program that computes the summed values, so that a fused sum adds in the
-/// same order as the unfused one that reads them from memory (whose tiles differ).
+/// How a large sum into few elements is cut into its `PARTIALS` partial sums: by the walk's
+/// sizes alone, whatever the program that computes the summed values, so that a fused sum
+/// adds in the same order as the unfused one that reads them from memory (whose tiles
+/// differ).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Bands {
-    /// Partial `b` of `n` sums band `b` of the walk's rows (the outer and tile dimensions as
-    /// one, cut into `n` even bands), in tiles cut at the band's edges.
-    Rows(usize),
-    /// Fewer rows than `PARTIALS` (a walk coalesced into one long row, say): tiles of one row,
-    /// and partial `b` of `n` sums range `b` of the items.
-    Items(usize),
+    /// Partial `b` sums band `b` of the walk's rows (the outer and tile dimensions as one,
+    /// cut into even bands), in tiles cut at the band's edges.
+    Rows,
+    /// Fewer rows than `PARTIALS` (a walk coalesced into one long row, say): tiles of one row
+    /// (segments as long as a plain loop's), and partial `b` sums range `b` of the items.
+    Items,
 }
 
 /// One work item: segment `segment` of rows `first_row..first_row + rows` of the tile
@@ -447,20 +448,17 @@ impl LoopProgram {
                         let mut partial = vec![T::ZERO.neg(); len];
                         let target = OutTarget { ptr: partial.as_mut_ptr(), len };
                         match bands {
-                            Bands::Rows(blocks) => run_into(&mut geometry.band_items(b, blocks), &target)?,
-                            Bands::Items(blocks) => run_into(
-                                &mut (b * items / blocks..(b + 1) * items / blocks).map(|n| geometry.item(n)),
+                            Bands::Rows => run_into(&mut geometry.band_items(b, PARTIALS), &target)?,
+                            Bands::Items => run_into(
+                                &mut (b * items / PARTIALS..(b + 1) * items / PARTIALS).map(|n| geometry.item(n)),
                                 &target,
                             )?,
                         }
                         Ok(partial)
                     };
-                    let blocks = match bands {
-                        Bands::Rows(blocks) | Bands::Items(blocks) => blocks,
-                    };
                     let partials: Vec<Vec<T>> = match parallel {
-                        true => (0..blocks).into_par_iter().map(partial).collect::<Result<_>>()?,
-                        false => (0..blocks).map(partial).collect::<Result<_>>()?,
+                        true => (0..PARTIALS).into_par_iter().map(partial).collect::<Result<_>>()?,
+                        false => (0..PARTIALS).map(partial).collect::<Result<_>>()?,
                     };
                     for partial in partials {
                         memory.iter_mut().zip(partial).for_each(|(m, p)| *m = m.add(p));
@@ -700,8 +698,8 @@ impl LoopProgram {
         let outer_dims = tile_dim.unwrap_or(last);
         let outer: usize = self.sizes[..outer_dims].iter().product();
         let bands = partials.then(|| match outer * tile_len {
-            rows if rows >= PARTIALS => Bands::Rows(PARTIALS),
-            _ => Bands::Items(PARTIALS),
+            rows if rows >= PARTIALS => Bands::Rows,
+            _ => Bands::Items,
         });
         // A loop with row reductions takes each row whole (the compiler bounds its length). A
         // sum into few elements of fewer rows than `PARTIALS` (a walk coalesced into one long
@@ -709,7 +707,7 @@ impl LoopProgram {
         // f32[4096,1024] took 0.14–0.15 ms at its fastest on two threads against 0.22–0.26 ms
         // in segments of `CHUNK` (a parallel read: 0.13–0.15 ms), 0.31–0.32 ms against
         // 0.43 ms on one thread; of `x·x`, 0.35–0.47 ms against 0.40–0.54 ms.
-        let items_banded = matches!(bands, Some(Bands::Items(_)));
+        let items_banded = bands == Some(Bands::Items);
         let chunk = if self.sink == Sink::Store || items_banded { PLAIN_CHUNK } else { CHUNK };
         let mut segment_len = if self.row_reductions { row_len.max(1) } else { row_len.clamp(1, chunk) };
         // A reduction that keeps the row (a column sum) is shared by column ranges: short rows
@@ -720,21 +718,21 @@ impl LoopProgram {
             segment_len = row_len.div_ceil(threads).next_multiple_of(64).clamp(1, CHUNK);
         }
         let segments = row_len.div_ceil(segment_len).max(1);
-        // Rows are computed several at a time (a tile of consecutive rows along the fastest
-        // outer dimension), so per-item work is amortized and a gathered input is read along
-        // its contiguous dimension. A plain loop's rows of `CHUNK` or more stay one per item
-        // (a tile of them would copy every vector broadcast along the row, where one row reads
-        // it in place) unless chains read such vectors in place ([`Self::chains_read_rows`]):
-        // W1's chain then ran on tiles of four rows of 4,096 in 2.13–2.18 ms against
-        // 2.44–2.60 ms one row per item, a hand loop 1.94–2.03 ms (fastest of 100, three
-        // alternated rounds). A reduction's rows (a segment each, at most `CHUNK`) are tiled
-        // up to `REDUCTION_TILE` elements (`INPUT_REDUCTION_TILE` for a reduction of an input
-        // itself along its rows, or a large sum of it into few elements): each row is still
-        // folded on its own, in order (a sum's partial sums take bands of rows that no tile
-        // changes), so tiling changes no sum, and a row sum of 1024-element rows measured 430 instructions of
-        // per-item work against 264 of adds. Row reductions take each row whole, in tiles of up
-        // to `ROW_REDUCTION_TILE` elements when rows are whole blocks of a chain's lanes, so
-        // that chains read the rows' reduced values in place (one per row: `Form::PerRow`).
+        // Rows are computed several at a time (a tile of consecutive rows along the fastest outer
+        // dimension), so per-item work is amortized and a gathered input is read along its
+        // contiguous dimension. A plain loop's rows of `CHUNK` or more stay one per item (a tile of
+        // them would copy every vector broadcast along the row, where one row reads it in place)
+        // unless chains read such vectors in place ([`Self::chains_read_rows`]): W1's chain then
+        // ran on tiles of four rows of 4,096 in 2.13–2.18 ms against 2.44–2.60 ms one row per item,
+        // a hand loop 1.94–2.03 ms (fastest of 100, three alternated rounds). A reduction's rows (a
+        // segment each, at most `CHUNK`) are tiled up to `REDUCTION_TILE` elements
+        // (`INPUT_REDUCTION_TILE` for a reduction of an input itself along its rows, or a large sum
+        // of it into few elements): each row is still folded on its own, in order (a sum's partial
+        // sums take bands of rows that no tile changes), so tiling changes no sum, and a row sum of
+        // 1024-element rows measured 430 instructions of per-item work against 264 of adds. Row
+        // reductions take each row whole, in tiles of up to `ROW_REDUCTION_TILE` elements when rows
+        // are whole blocks of a chain's lanes, so that chains read the rows' reduced values in
+        // place (one per row: `Form::PerRow`).
         let rows_per_tile = match self.sink {
             _ if self.row_reductions => {
                 let whole_blocks =
@@ -834,7 +832,7 @@ impl Geometry {
         Item { segment, outer, first_row, rows: self.tile.min(self.tile_len - first_row) }
     }
 
-    /// The work items of band `band` of `bands` (see [`Bands::Rows`]): the band's rows in
+    /// The work items of band `band` of `bands` even bands (see [`Bands::Rows`]): its rows in
     /// order, in tiles cut at its edges and at each outer index's, each tile's segments in
     /// order.
     fn band_items(&self, band: usize, bands: usize) -> impl Iterator<Item = Item> + '_ {
@@ -1176,7 +1174,7 @@ mod tests {
                     outer,
                     blocked_plane: None,
                     items: outer * tile_len.div_ceil(tile) * segments,
-                    bands: Some(Bands::Rows(bands)),
+                    bands: Some(Bands::Rows),
                 };
                 (0..bands)
                     .map(|b| {
