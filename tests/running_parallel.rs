@@ -233,6 +233,26 @@ fn large_f32_sums_across_an_outer_dimension_agree_fused_and_unfused() -> Result<
     Ok(())
 }
 
+/// A known defect, kept here until it is fixed: fused, the walk of `x + transpose(y)` keeps
+/// its rows of 133 (the transposed load's strides do not merge) and folds each on its own;
+/// unfused, the reduce reads a contiguous array coalesced into one row, folded in pieces of
+/// 1024 across the rows. Their full sums then differ in their last bits. Column and row sums
+/// agree.
+#[test]
+#[ignore = "fused and unfused full sums differ when only the unfused walk coalesces its rows"]
+fn large_f32_full_sums_of_a_transposed_producer_agree_fused_and_unfused() -> Result<()> {
+    let (rows, columns) = (1000usize, 133usize);
+    let xs = (0..rows * columns).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+    let ys = (0..rows * columns).map(|i| ((i * 104_729) % 997) as f32 / 300.0 - 1.5).collect();
+    let x = Literal::from_vec(&Shape::new(ElementType::F32, &[rows as i64, columns as i64]), xs)?;
+    let y = Literal::from_vec(&Shape::new(ElementType::F32, &[columns as i64, rows as i64]), ys)?;
+    let b = XlaBuilder::new("reduce");
+    let sum = add(b.parameter(0, x.shape(), "x"), transpose(b.parameter(1, y.shape(), "y"), &[1, 0]), &[]);
+    let total = reduce(sum, b.constant_r0(0.0f32), &computations::sum(ElementType::F32), &[0, 1]);
+    run_everywhere(&b.build(total)?, &[&x, &y])?;
+    Ok(())
+}
+
 #[test]
 fn large_fused_chain_with_broadcasts_and_transpose() -> Result<()> {
     let (rows, columns) = (512i64, 384i64);
