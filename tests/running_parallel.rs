@@ -134,12 +134,24 @@ fn sums_over<T: Copy + std::ops::Add<Output = T> + std::iter::Sum>(
     }
 }
 
+/// `n` values spread over [-2, 2), in a scrambled order (so sums round differently when
+/// added in another order).
+fn spread(n: usize) -> Vec<f32> {
+    (0..n).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect()
+}
+
+/// Panics unless an f32 sum is within 1e-4 (relative, at least 1e-4 absolute) of its f64
+/// reference.
+fn assert_near(got: f32, want: f64, label: &str) {
+    assert!((f64::from(got) - want).abs() <= 1e-4 * want.abs().max(1.0), "{label}: {got} against {want}");
+}
+
 #[test]
 fn large_f32_sums_and_maxima_of_a_fused_producer_in_both_layouts() -> Result<()> {
     // Row sums fold chunks in lanes, column sums are shared by column ranges, a full sum is cut
     // into partial sums: every way agrees across threads and fusion, and with f64 sums.
     let (rows, columns) = (700usize, 300usize);
-    let values: Vec<f32> = (0..rows * columns).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+    let values = spread(rows * columns);
     let max_reducer = computations::scalar_computation("max", ElementType::F32, |_, a, b| max(a, b, &[]));
     for layout in [[1i64, 0], [0, 1]] {
         let shape = Shape::with_layout(ElementType::F32, &[rows as i64, columns as i64], &layout)?;
@@ -182,8 +194,7 @@ fn large_f32_sums_of_a_producer_read_once_agree_fused_and_unfused() -> Result<()
     // counts that are not multiples of 16 nor of every tile height, and for fewer rows than
     // partial sums (9: each partial sum a range of row segments).
     for (rows, columns) in [(700usize, 300usize), (700, 1024), (1000, 133), (9, 16_000)] {
-        let values: Vec<f32> =
-            (0..rows * columns).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+        let values = spread(rows * columns);
         let shape = Shape::new(ElementType::F32, &[rows as i64, columns as i64]);
         let literal = Literal::from_vec(&shape, values.clone())?;
         for dimensions in [vec![0i64], vec![1], vec![0, 1]] {
@@ -197,7 +208,7 @@ fn large_f32_sums_of_a_producer_read_once_agree_fused_and_unfused() -> Result<()
             for (k, (&got, want)) in
                 out.iter().zip(sums_over(&dimensions, [rows, columns], 0.5, at)).enumerate()
             {
-                assert!((f64::from(got) - want).abs() <= 1e-4 * want.abs().max(1.0), "{rows}×{columns} {k}");
+                assert_near(got, want, &format!("{rows}×{columns} {k}"));
             }
         }
     }
@@ -212,8 +223,7 @@ fn large_f32_sums_across_an_outer_dimension_agree_fused_and_unfused() -> Result<
     // dimension of rows. Fused, `x·2` is computed in tiles of 4 rows; unfused, the reduce
     // reads it in tiles of 64.
     let dims = [3usize, 333, 200];
-    let values: Vec<f32> =
-        (0..dims.iter().product()).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+    let values = spread(dims.iter().product());
     let shape = Shape::new(ElementType::F32, &dims.map(|d| d as i64));
     let literal = Literal::from_vec(&shape, values.clone())?;
     for (dimensions, kept) in [([0i64, 2], 1usize), ([0, 1], 2)] {
@@ -227,7 +237,7 @@ fn large_f32_sums_across_an_outer_dimension_agree_fused_and_unfused() -> Result<
             want[index[kept]] += 2.0 * f64::from(v);
         }
         for (k, (&got, want)) in out.iter().zip(want).enumerate() {
-            assert!((f64::from(got) - want).abs() <= 1e-4 * want.abs().max(1.0), "{dimensions:?} {k}");
+            assert_near(got, want, &format!("{dimensions:?} {k}"));
         }
     }
     Ok(())
@@ -242,7 +252,7 @@ fn large_f32_sums_across_an_outer_dimension_agree_fused_and_unfused() -> Result<
 #[ignore = "fused and unfused full sums differ when only the unfused walk coalesces its rows"]
 fn large_f32_full_sums_of_a_transposed_producer_agree_fused_and_unfused() -> Result<()> {
     let (rows, columns) = (1000usize, 133usize);
-    let xs = (0..rows * columns).map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0).collect();
+    let xs = spread(rows * columns);
     let ys = (0..rows * columns).map(|i| ((i * 104_729) % 997) as f32 / 300.0 - 1.5).collect();
     let x = Literal::from_vec(&Shape::new(ElementType::F32, &[rows as i64, columns as i64]), xs)?;
     let y = Literal::from_vec(&Shape::new(ElementType::F32, &[columns as i64, rows as i64]), ys)?;

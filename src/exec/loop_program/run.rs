@@ -419,9 +419,11 @@ impl LoopProgram {
                 self.return_registers(file);
                 Ok(())
             };
-            let run_items = |items: &mut dyn Iterator<Item = usize>| {
-                run_into(&mut items.map(|n| geometry.item(n)), &target)
+            // Items given by their numbers (`Geometry::item`), into `target`.
+            let run_numbered = |numbers: &mut dyn Iterator<Item = usize>, target: &OutTarget<T>| {
+                run_into(&mut numbers.map(|n| geometry.item(n)), target)
             };
+            let run_items = |numbers: &mut dyn Iterator<Item = usize>| run_numbered(numbers, &target);
             let (items, segments) = (geometry.items, geometry.segments);
             let blocks = rayon::current_num_threads() * 4;
             match self.partition(parallel, &geometry) {
@@ -449,10 +451,9 @@ impl LoopProgram {
                         let target = OutTarget { ptr: partial.as_mut_ptr(), len };
                         match bands {
                             Bands::Rows => run_into(&mut geometry.band_items(b, PARTIALS), &target)?,
-                            Bands::Items => run_into(
-                                &mut (b * items / PARTIALS..(b + 1) * items / PARTIALS).map(|n| geometry.item(n)),
-                                &target,
-                            )?,
+                            Bands::Items => {
+                                run_numbered(&mut (b * items / PARTIALS..(b + 1) * items / PARTIALS), &target)?
+                            }
                         }
                         Ok(partial)
                     };
@@ -555,7 +556,7 @@ impl LoopProgram {
         let tile_stride_of = geometry.tile_dim.unwrap_or(last);
         let chunk = Chunk { rows, len };
         // Offsets of the chunk's first element: the segment, the tile's first row, then the
-        // outer dimensions decoded from the item number.
+        // outer dimensions decoded from the item's outer index.
         let place = |strides: &[isize], base: isize, mut rest: usize| {
             let mut offset = base + first as isize * strides[last];
             if geometry.tile_dim.is_some() {
