@@ -625,3 +625,26 @@ fn fused_computations_list_their_parameters_in_number_order() -> Result<()> {
     assert!(fused_lines[2..].iter().all(|line| line.opcode != "parameter"), "{hlo}");
     Ok(())
 }
+
+/// A reduce keeps its producers only where its loop walks them as it would walk their result
+/// materialized: summed over both dimensions, `x + transpose(y)` walks rows of 3 (the
+/// transposed read does not merge them) where the contiguous sum is one row of 12, folded in
+/// other pieces. The sum then reads the producers' fusion, so fused and unfused sums round
+/// alike. Summed over its rows, the walk is the same either way and the reduce keeps them.
+#[test]
+fn a_reduce_keeps_producers_only_when_their_walk_is_its_operands() -> Result<()> {
+    let cases: [(&[i64], &[&str]); 2] =
+        [(&[0, 1], &["fusion", "constant", "reduce"]), (&[1], &["constant", "fusion:kInput"])];
+    for (dimensions, want) in cases {
+        let b = XlaBuilder::new("transposed_sum");
+        let x = b.parameter(0, &"f32[4,3]".parse()?, "x");
+        let y = b.parameter(1, &"f32[3,4]".parse()?, "y");
+        let sum = reduce(x + transpose(y, &[1, 0]), b.constant_r0(0.0f32), &sum_computation()?, dimensions);
+        let computation = b.build(sum)?;
+        let hlo = fused(&computation).to_hlo_text();
+        assert_eq!(entry_ops(&hlo), want, "{hlo}");
+        let (xv, yv) = (literal("f32[4,3]", wavy(1)), literal("f32[3,4]", wavy(2)));
+        same_as_unfused(&computation, &[&xv, &yv]);
+    }
+    Ok(())
+}

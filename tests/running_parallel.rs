@@ -243,24 +243,71 @@ fn large_f32_sums_across_an_outer_dimension_agree_fused_and_unfused() -> Result<
     Ok(())
 }
 
-/// A known defect, kept here until it is fixed: fused, the walk of `x + transpose(y)` keeps
-/// its rows of 133 (the transposed load's strides do not merge) and folds each on its own;
-/// unfused, the reduce reads a contiguous array coalesced into one row, folded in pieces of
-/// 1024 across the rows. Their full sums then differ in their last bits. Column and row sums
-/// agree.
+/// Sums of `x + transpose(y)`, whose fused walk keeps apart dimensions that the contiguous
+/// array of its values merges (f32[1000,133] summed whole: rows of 133 against one row; over
+/// two dimensions of a rank-3 array, against their product), agree fused and unfused bit for
+/// bit: such a reduce reads its producers' result, as unfused, instead of folding other rows
+/// in other pieces and bands. Sums whose walk is the same either way stay fused.
 #[test]
-#[ignore = "fused and unfused full sums differ when only the unfused walk coalesces its rows"]
-fn large_f32_full_sums_of_a_transposed_producer_agree_fused_and_unfused() -> Result<()> {
-    let (rows, columns) = (1000usize, 133usize);
-    let xs = spread(rows * columns);
-    let ys = (0..rows * columns).map(|i| ((i * 104_729) % 997) as f32 / 300.0 - 1.5).collect();
-    let x = Literal::from_vec(&Shape::new(ElementType::F32, &[rows as i64, columns as i64]), xs)?;
-    let y = Literal::from_vec(&Shape::new(ElementType::F32, &[columns as i64, rows as i64]), ys)?;
-    let b = XlaBuilder::new("reduce");
-    let sum = add(b.parameter(0, x.shape(), "x"), transpose(b.parameter(1, y.shape(), "y"), &[1, 0]), &[]);
-    let total = reduce(sum, b.constant_r0(0.0f32), &computations::sum(ElementType::F32), &[0, 1]);
-    run_everywhere(&b.build(total)?, &[&x, &y])?;
+fn large_f32_sums_of_a_transposed_producer_agree_fused_and_unfused() -> Result<()> {
+    // x's dimensions, the permutation of them that y's are, and the sets summed over.
+    type Case = (&'static [usize], &'static [i64], &'static [&'static [i64]]);
+    let cases: [Case; 4] = [
+        (&[1000, 133], &[1, 0], &[&[0, 1], &[0], &[1]]),
+        (&[1000, 20, 30], &[0, 2, 1], &[&[0], &[1, 2], &[0, 1, 2]]),
+        (&[1000, 20, 30], &[1, 0, 2], &[&[0], &[1, 2]]),
+        (&[37, 100, 133], &[2, 1, 0], &[&[0], &[1, 2], &[0, 1], &[0, 2], &[0, 1, 2], &[2]]),
+    ];
+    for (dims, permutation, dimension_sets) in cases {
+        // y's dimension i is x's dimension permutation[i]; transposing y back lines them up.
+        let y_dims: Vec<usize> = permutation.iter().map(|&p| dims[p as usize]).collect();
+        let mut back = vec![0i64; dims.len()];
+        permutation.iter().enumerate().for_each(|(i, &p)| back[p as usize] = i as i64);
+        let count = dims.iter().product::<usize>();
+        let (xs, ys) =
+            (spread(count), (0..count).map(|i| ((i * 104_729) % 997) as f32 / 300.0 - 1.5).collect());
+        let shape = |dims: &[usize]| {
+            Shape::new(ElementType::F32, &dims.iter().map(|&d| d as i64).collect::<Vec<_>>())
+        };
+        let x = Literal::from_vec(&shape(dims), xs)?;
+        let y = Literal::from_vec(&shape(&y_dims), ys)?;
+        for &dimensions in dimension_sets {
+            let b = XlaBuilder::new("reduce");
+            let sum =
+                add(b.parameter(0, x.shape(), "x"), transpose(b.parameter(1, y.shape(), "y"), &back), &[]);
+            let sums = reduce(sum, b.constant_r0(0.0f32), &computations::sum(ElementType::F32), dimensions);
+            let out = run_everywhere(&b.build(sums)?, &[&x, &y])?.to_vec::<f32>()?;
+            let kept: Vec<usize> = (0..dims.len()).filter(|d| !dimensions.contains(&(*d as i64))).collect();
+            let mut want = vec![0.0f64; out.len()];
+            let (xs, ys) = (x.to_vec::<f32>()?, y.to_vec::<f32>()?);
+            for (i, &xv) in xs.iter().enumerate() {
+                let index = unravel(i, dims);
+                let y_index: Vec<usize> = permutation.iter().map(|&p| index[p as usize]).collect();
+                let out_index: Vec<usize> = kept.iter().map(|&d| index[d]).collect();
+                let out_dims: Vec<usize> = kept.iter().map(|&d| dims[d]).collect();
+                want[ravel(&out_index, &out_dims)] += f64::from(xv) + f64::from(ys[ravel(&y_index, &y_dims)]);
+            }
+            for (k, (&got, want)) in out.iter().zip(want).enumerate() {
+                assert_near(got, want, &format!("{dims:?} {permutation:?} {dimensions:?} {k}"));
+            }
+        }
+    }
     Ok(())
+}
+
+/// The row-major index of element `i` of an array of `dims`.
+fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
+    let mut index = vec![0; dims.len()];
+    for (slot, &d) in index.iter_mut().zip(dims).rev() {
+        *slot = i % d;
+        i /= d;
+    }
+    index
+}
+
+/// The row-major position of `index` in an array of `dims`.
+fn ravel(index: &[usize], dims: &[usize]) -> usize {
+    index.iter().zip(dims).fold(0, |at, (&i, &d)| at * d + i)
 }
 
 #[test]

@@ -3,8 +3,7 @@
 use std::sync::Arc;
 
 use crate::error::{invalid_argument, Error, Result};
-use crate::exec::loop_program::LoopProgram;
-use crate::exec::plan::{evaluate, Plan};
+use crate::exec::plan::{evaluate, fused_program, Plan};
 use crate::exec::value::Value;
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::dot::computation_dot;
@@ -96,7 +95,7 @@ impl XlaComputation {
             _ => None,
         };
         let loop_compiles = |fused: &HloComputation, inputs: &[Shape]| {
-            LoopProgram::compile(fused, inputs, fused.result_shape()).is_some()
+            fused_program(fused, inputs, fused.result_shape()).is_some_and(|p| p.folds_as_unfused())
         };
         let backend = Backend { evaluate: &evaluate, loop_compiles: &loop_compiles };
         let optimized = optimize(&self.entry, options.fusion, verify_passes(), backend)?;

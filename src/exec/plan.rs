@@ -761,7 +761,11 @@ fn loop_program(computation: &HloComputation, id: InstructionId, out_shape: &Sha
 /// element type and dimensions, any layout): a plain loop, or, when rooted at a reduce that
 /// folds in a loop, a reduction of its producer. `None` if the loop compiler cannot compute
 /// it.
-fn fused_program(fused: &HloComputation, input_shapes: &[Shape], out_shape: &Shape) -> Option<LoopProgram> {
+pub(crate) fn fused_program(
+    fused: &HloComputation,
+    input_shapes: &[Shape],
+    out_shape: &Shape,
+) -> Option<LoopProgram> {
     let root = &fused.instructions[fused.root];
     match &root.opcode {
         Opcode::Reduce { dimensions, reducer } => {

@@ -7,7 +7,9 @@
 //! reads it broadcast along its row: softmax and layer norm become one loop); a cheap
 //! instruction (broadcast, iota, scalar constant) whose users are in several fusions is
 //! duplicated into each; anything else with users outside starts a fusion of its own, so an
-//! expensive result is computed once and a big operand is never read twice on its behalf.
+//! expensive result is computed once and a big operand is never read twice on its behalf. A
+//! reduce keeps its producers only where its loop folds their values as the reduce of their
+//! result would, so fused and unfused float sums agree bit for bit.
 
 use std::sync::Arc;
 
@@ -158,6 +160,20 @@ fn group(computation: &HloComputation, loop_compiles: LoopCompiles<'_>) -> Group
             groups.push(vec![id]);
         }
     }
+    // A reduce keeps the producers fused into it only where its loop folds their values in
+    // the rows and pieces a reduce of them materialized would (a transposed producer summed
+    // over two dimensions does not): else it reduces their fusion's result on its own, as
+    // unfused, so a float sum rounds alike either way.
+    for g in 0..groups.len() {
+        let root = groups[g][0];
+        let reduce_root = matches!(computation.instructions[root].opcode, Opcode::Reduce { .. });
+        if reduce_root && groups[g].len() > 1 && !compiles(computation, &groups[g], loop_compiles, &mut names)
+        {
+            groups[g].remove(0);
+            member_of[root] = vec![groups.len()];
+            groups.push(vec![root]);
+        }
+    }
     for members in &mut groups {
         members.sort_unstable();
     }
@@ -183,7 +199,19 @@ fn reduces_along_rows(
     if !plain_loop {
         return false;
     }
-    let mut members: Vec<InstructionId> = group.iter().copied().chain([reduce]).collect();
+    let members: Vec<InstructionId> = group.iter().copied().chain([reduce]).collect();
+    compiles(computation, &members, loop_compiles, names)
+}
+
+/// The loop compiler's verdict (see [`LoopCompiles`]) on the fusion of `members` (in any
+/// order), built on trial.
+fn compiles(
+    computation: &HloComputation,
+    members: &[InstructionId],
+    loop_compiles: LoopCompiles<'_>,
+    names: &mut usize,
+) -> bool {
+    let mut members = members.to_vec();
     members.sort_unstable();
     let originals = members.iter().map(|&member| computation.instructions[member].clone()).collect();
     let (fused, inputs) = fused_computation(computation, &members, originals, names);

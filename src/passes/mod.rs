@@ -25,8 +25,9 @@ use crate::shape::Shape;
 pub(crate) type Evaluator<'a> = &'a (dyn Fn(&HloComputation, &[&Literal]) -> Result<Literal> + Sync);
 
 /// Whether the loop compiler computes a fused computation, over inputs of the given shapes, as
-/// one loop (the executor's, handed in by `compile`): how fusion decides that a reduce joins
-/// a loop as a row reduction.
+/// one loop (the executor's, handed in by `compile`), and, rooted at a reduce, folds its
+/// values as the reduce of its operand materialized would: how fusion decides that a reduce
+/// joins a loop as a row reduction, or keeps its producers.
 pub(crate) type LoopCompiles<'a> = &'a (dyn Fn(&HloComputation, &[Shape]) -> bool + Sync);
 
 /// What the passes ask of the executor, which they never import.

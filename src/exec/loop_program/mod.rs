@@ -58,6 +58,9 @@ pub(crate) struct LoopProgram {
     blocked_items: bool,
     /// Whether the nodes passed [`nodes_agree`], which running them relies on.
     nodes_agree: bool,
+    /// Whether the walk is the one a reduce of the operand materialized would take (see
+    /// [`LoopProgram::folds_as_unfused`]); always true of a plain loop.
+    folds_as_unfused: bool,
     /// Register files kept between runs (see `run.rs`).
     registers: std::sync::Mutex<Vec<run::RegisterFile>>,
 }
@@ -168,7 +171,7 @@ impl LoopProgram {
         out_shape: &Shape,
     ) -> Option<LoopProgram> {
         let out_shape = out_shape.clone();
-        let target: Vec<isize> = out_shape.strides().iter().map(|&s| s as isize).collect();
+        let target = strides_of(&out_shape);
         if out_shape.element_count() == 0 {
             return Some(LoopProgram::empty(out_shape, Sink::Store));
         }
@@ -200,23 +203,22 @@ impl LoopProgram {
             return Some(LoopProgram::empty(out_shape.clone(), sink));
         }
         let nodes = expression(computation, operand, input_shapes, None)?;
-        Some(LoopProgram::coalesced(out_shape.clone(), &domain, target, nodes, sink))
+        let materialized = Node::read_of_input_0(&domain, domain.element_type());
+        let (unfused_sizes, _) = walk(&domain, &target, &mut [materialized]);
+        let mut program = LoopProgram::coalesced(out_shape.clone(), &domain, target, nodes, sink);
+        program.folds_as_unfused = program.sizes == unfused_sizes || unfused_sizes.is_empty();
+        Some(program)
     }
 
     /// A copy of an array of shape `from` into one of shape `to` (the same element type and
     /// dimensions, another layout or padding): a loop whose one input is read through
     /// `from`'s strides and written in `to`'s order.
     pub(crate) fn copy(from: &Shape, to: &Shape) -> LoopProgram {
-        let strides = |shape: &Shape| shape.strides().iter().map(|&s| s as isize).collect::<Vec<_>>();
-        let load = Node {
-            kind: NodeKind::Load { input: 0, offset: 0, strides: strides(from) },
-            element_type: to.element_type(),
-            operands: vec![],
-        };
+        let load = Node::read_of_input_0(from, to.element_type());
         if to.element_count() == 0 {
             return LoopProgram::empty(to.clone(), Sink::Store);
         }
-        LoopProgram::coalesced(to.clone(), to, strides(to), vec![load], Sink::Store)
+        LoopProgram::coalesced(to.clone(), to, strides_of(to), vec![load], Sink::Store)
     }
 
     /// A program over an empty domain: it computes nothing (a reduction still fills its output
@@ -237,6 +239,7 @@ impl LoopProgram {
             row_reductions: false,
             blocked_items: false,
             nodes_agree: true,
+            folds_as_unfused: true,
             registers: Default::default(),
         }
     }
@@ -250,49 +253,8 @@ impl LoopProgram {
         mut nodes: Vec<Node>,
         sink: Sink,
     ) -> LoopProgram {
-        let order: Vec<usize> = domain
-            .layout()
-            .minor_to_major()
-            .iter()
-            .rev()
-            .map(|&d| d as usize)
-            .filter(|&d| domain.dimensions()[d] != 1)
-            .collect();
-        let pick = |strides: &[isize]| order.iter().map(|&d| strides[d]).collect::<Vec<_>>();
-        let mut sizes: Vec<usize> = order.iter().map(|&d| domain.dimensions()[d] as usize).collect();
-        let mut out_strides = pick(&target);
-        for node in &mut nodes {
-            if let NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } = &mut node.kind {
-                *strides = pick(strides);
-            }
-        }
-        // Merge dimension i into i + 1 (its inner neighbour) where every stride agrees; a row
-        // that is reduced stays a row of its own.
+        let (mut sizes, mut out_strides) = walk(domain, &target, &mut nodes);
         let row_reductions = nodes.iter().any(|n| matches!(n.kind, NodeKind::Reduce(_)));
-        let mut i = sizes.len().saturating_sub(1);
-        if row_reductions {
-            i = i.saturating_sub(1);
-        }
-        while i > 0 {
-            let (outer, inner) = (i - 1, i);
-            let mergeable = |s: &[isize]| s[inner].checked_mul(sizes[inner] as isize) == Some(s[outer]);
-            let all = mergeable(&out_strides)
-                && nodes.iter().all(|n| match &n.kind {
-                    NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => mergeable(strides),
-                    _ => true,
-                });
-            if all {
-                sizes[inner] = sizes[inner].saturating_mul(sizes[outer]);
-                sizes.remove(outer);
-                out_strides.remove(outer);
-                for node in &mut nodes {
-                    if let NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } = &mut node.kind {
-                        strides.remove(outer);
-                    }
-                }
-            }
-            i -= 1;
-        }
         let blocked_items =
             sink == Sink::Store && reorder_for_gathers(&mut sizes, &mut out_strides, &mut nodes);
         if sizes.is_empty() {
@@ -321,9 +283,85 @@ impl LoopProgram {
             row_reductions,
             blocked_items,
             nodes_agree,
+            folds_as_unfused: true,
             registers: Default::default(),
         }
     }
+
+    /// Whether a reduction walks its domain as the reduce of its operand materialized (a
+    /// contiguous array in the domain's layout) would, so each output's values fold in the
+    /// same rows, pieces and partial sums, and fused and unfused results agree bit for bit.
+    /// A fused producer's strides may keep apart dimensions the contiguous array merges (a
+    /// transposed input summed over two dimensions): each row is then folded on its own, in
+    /// other pieces, and a float sum rounds otherwise. Always true of a plain loop.
+    pub(crate) fn folds_as_unfused(&self) -> bool {
+        self.folds_as_unfused
+    }
+}
+
+impl Node {
+    /// A read of input 0, an array of shape `shape`, as `element_type`.
+    fn read_of_input_0(shape: &Shape, element_type: ElementType) -> Node {
+        let kind = NodeKind::Load { input: 0, offset: 0, strides: strides_of(shape) };
+        Node { kind, element_type, operands: vec![] }
+    }
+}
+
+/// The strides of `shape`'s elements in memory, per dimension.
+fn strides_of(shape: &Shape) -> Vec<isize> {
+    shape.strides().iter().map(|&s| s as isize).collect()
+}
+
+/// The walk of a loop over `domain` writing at `target` (a stride per domain dimension) and
+/// reading through `nodes`' strides: the domain's dimensions in its memory order (major
+/// first), size-1 dimensions dropped, neighbours merged where every stride allows, so rows are
+/// as long as possible. Returns its sizes and output strides and leaves each node's strides
+/// over the walk's dimensions.
+fn walk(domain: &Shape, target: &[isize], nodes: &mut [Node]) -> (Vec<usize>, Vec<isize>) {
+    let order: Vec<usize> = domain
+        .layout()
+        .minor_to_major()
+        .iter()
+        .rev()
+        .map(|&d| d as usize)
+        .filter(|&d| domain.dimensions()[d] != 1)
+        .collect();
+    let pick = |strides: &[isize]| order.iter().map(|&d| strides[d]).collect::<Vec<_>>();
+    let mut sizes: Vec<usize> = order.iter().map(|&d| domain.dimensions()[d] as usize).collect();
+    let mut out_strides = pick(target);
+    for node in nodes.iter_mut() {
+        if let NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } = &mut node.kind {
+            *strides = pick(strides);
+        }
+    }
+    // Merge dimension i into i + 1 (its inner neighbour) where every stride agrees; a row
+    // that is reduced stays a row of its own.
+    let row_reductions = nodes.iter().any(|n| matches!(n.kind, NodeKind::Reduce(_)));
+    let mut i = sizes.len().saturating_sub(1);
+    if row_reductions {
+        i = i.saturating_sub(1);
+    }
+    while i > 0 {
+        let (outer, inner) = (i - 1, i);
+        let mergeable = |s: &[isize]| s[inner].checked_mul(sizes[inner] as isize) == Some(s[outer]);
+        let all = mergeable(&out_strides)
+            && nodes.iter().all(|n| match &n.kind {
+                NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => mergeable(strides),
+                _ => true,
+            });
+        if all {
+            sizes[inner] = sizes[inner].saturating_mul(sizes[outer]);
+            sizes.remove(outer);
+            out_strides.remove(outer);
+            for node in nodes.iter_mut() {
+                if let NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } = &mut node.kind {
+                    strides.remove(outer);
+                }
+            }
+        }
+        i -= 1;
+    }
+    (sizes, out_strides)
 }
 
 /// The dimension of `shape` a walk in its memory order visits fastest: the minor-most one
