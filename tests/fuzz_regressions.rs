@@ -141,3 +141,29 @@ fn select_and_clamp_with_scalars_take_the_first_non_scalar_layout() {
     assert_eq!(b.get_shape(clamp(lo, c, x)).expect("clamp"), shape!(f16[2, 2, 2]{0, 1, 2}));
     assert_eq!(b.get_shape(clamp(lo, x, c)).expect("clamp"), shape!(f16[2, 2, 2]{1, 0, 2}));
 }
+
+/// The fuzzer's find once fused and unfused float sums had to agree bit for bit: the f16 sum
+/// over both dimensions of `atan2(x, v) + c`, with `v` broadcast along the rows. Fused, the
+/// broadcast's strides kept the walk in rows of 5, each folded (in f32, rounded to f16) on its
+/// own; unfused, the sum read one row of 45. It gave 61.625 fused, 61.6875 unfused. The
+/// reduce now reads its producer's result whenever their walks differ.
+#[test]
+fn an_f16_sum_of_a_producer_with_a_broadcast_column_agrees_fused_and_unfused() {
+    let add_f16 = sum(ElementType::F16);
+    let b = XlaBuilder::new("fuzz");
+    let v0 = b.parameter(0, &shape!(f16[9, 5]), "p0");
+    let v1 = b.parameter(1, &shape!(f16[9, 1]), "p1");
+    let v3 = b.parameter(2, &shape!(f16[]), "p2");
+    let v4 = add(atan2(v0, v1, &[]), v3, &[]);
+    let computation = b.build(reduce(v4, v3, &add_f16, &[0, 1])).expect("build");
+    let f16 = half::f16::from_f32;
+    let x = Literal::from_vec(&shape!(f16[9, 5]), vec![f16(0.0); 45]).expect("x");
+    let column = (0..9).map(|r| f16(if r == 7 { -3.0 } else { 0.0 })).collect();
+    let v = Literal::from_vec(&shape!(f16[9, 1]), column).expect("v");
+    let c = Literal::from_vec(&shape!(f16[]), vec![f16(1.0)]).expect("c");
+    let results = run_fused_and_unfused(&computation, &[&x, &v, &c]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(results[0], results[1], "fused and unfused");
+    // 1 + 40·(0 + 1) + 5·(π + 1), each term rounded to f16 (π + 1 is 4.140625).
+    let got = results[0].to_vec::<half::f16>().expect("f16")[0].to_f32();
+    assert!((got - 61.703_125).abs() <= 0.0625, "{got}");
+}
