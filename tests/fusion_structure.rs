@@ -648,3 +648,34 @@ fn a_reduce_keeps_producers_only_when_their_walk_is_its_operands() -> Result<()>
     }
     Ok(())
 }
+
+/// A row vector broadcast down a full sum keeps the walk in rows too, and the reduce keeps its
+/// producers only where those rows are whole pieces of the fold (1024 elements) and the
+/// partial sums start where the contiguous sum's do: f32[256,1024] stays one loop (16 bands
+/// of 16 rows either way), and so does f32[100,1024] (too small for partial sums).
+/// f32[100,1000] and f32[256,1000] read their producers' result (rows that are not whole
+/// pieces), and so does f32[300,1024] (partial sums of 18 or 19 rows, against the contiguous
+/// sum's of 16 or 32).
+#[test]
+fn a_full_sum_over_a_broadcast_row_stays_fused_when_its_rows_are_whole_pieces() -> Result<()> {
+    let one_loop: &[&str] = &["constant", "fusion:kInput"];
+    let apart: &[&str] = &["fusion", "constant", "reduce"];
+    let cases = [
+        ("f32[256,1024]", one_loop),
+        ("f32[100,1024]", one_loop),
+        ("f32[100,1000]", apart),
+        ("f32[256,1000]", apart),
+        ("f32[300,1024]", apart),
+    ];
+    for (shape, want) in cases {
+        let shape: Shape = shape.parse()?;
+        let b = XlaBuilder::new("weighted_sum");
+        let x = b.parameter(0, &shape, "x");
+        let w = b.parameter(1, &Shape::new(ElementType::F32, &shape.dimensions()[1..]), "w");
+        let sum = reduce(mul(x, w, &[1]), b.constant_r0(0.0f32), &sum_computation()?, &[0, 1]);
+        let computation = b.build(sum)?;
+        let hlo = fused(&computation).to_hlo_text();
+        assert_eq!(entry_ops(&hlo), want, "{hlo}");
+    }
+    Ok(())
+}

@@ -295,6 +295,35 @@ fn large_f32_sums_of_a_transposed_producer_agree_fused_and_unfused() -> Result<(
     Ok(())
 }
 
+/// Full sums of `x·w`, `w` a row vector broadcast down `x`: the fused walk keeps rows where the
+/// contiguous sum reads one long row. Rows of 1024 are whole pieces of the fold, and with 256
+/// or 2048 of them the partial sums start where the contiguous sum's do: the reduce keeps its
+/// producers. Rows of 1000 are not whole pieces, and 300 rows cut other partial sums: it reads
+/// their result. All agree with the unfused sum bit for bit, on any number of threads.
+#[test]
+fn large_f32_full_sums_over_a_broadcast_row_agree_fused_and_unfused() -> Result<()> {
+    for (rows, columns) in [(256usize, 1024usize), (100, 1000), (300, 1000), (300, 1024), (2048, 1024)] {
+        let x = Literal::from_vec(
+            &Shape::new(ElementType::F32, &[rows as i64, columns as i64]),
+            spread(rows * columns),
+        )?;
+        let ws: Vec<f32> = (0..columns).map(|j| (j % 7) as f32 * 0.25 - 0.5).collect();
+        let w = Literal::vec1(&ws);
+        let b = XlaBuilder::new("reduce");
+        let weighted = mul(b.parameter(0, x.shape(), "x"), b.parameter(1, w.shape(), "w"), &[1]);
+        let total = reduce(weighted, b.constant_r0(0.0f32), &computations::sum(ElementType::F32), &[0, 1]);
+        let out = run_everywhere(&b.build(total)?, &[&x, &w])?.to_vec::<f32>()?;
+        let want: f64 = x
+            .to_vec::<f32>()?
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| f64::from(v) * f64::from(ws[i % columns]))
+            .sum();
+        assert_near(out[0], want, &format!("{rows}x{columns}"));
+    }
+    Ok(())
+}
+
 /// The row-major index of element `i` of an array of `dims`.
 fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
     let mut index = vec![0; dims.len()];

@@ -203,10 +203,11 @@ impl LoopProgram {
             return Some(LoopProgram::empty(out_shape.clone(), sink));
         }
         let nodes = expression(computation, operand, input_shapes, None)?;
-        let materialized = Node::read_of_input_0(&domain, domain.element_type());
-        let (unfused_sizes, _) = walk(&domain, &target, &mut [materialized]);
+        let materialized = vec![Node::read_of_input_0(&domain, domain.element_type())];
+        let unfused =
+            LoopProgram::coalesced(out_shape.clone(), &domain, target.clone(), materialized, sink.clone());
         let mut program = LoopProgram::coalesced(out_shape.clone(), &domain, target, nodes, sink);
-        program.folds_as_unfused = program.sizes == unfused_sizes || unfused_sizes.is_empty();
+        program.folds_as_unfused = program.folds_like(&unfused);
         Some(program)
     }
 
@@ -288,12 +289,13 @@ impl LoopProgram {
         }
     }
 
-    /// Whether a reduction walks its domain as the reduce of its operand materialized (a
-    /// contiguous array in the domain's layout) would, so each output's values fold in the
-    /// same rows, pieces and partial sums, and fused and unfused results agree bit for bit.
-    /// A fused producer's strides may keep apart dimensions the contiguous array merges (a
-    /// transposed input summed over two dimensions): each row is then folded on its own, in
-    /// other pieces, and a float sum rounds otherwise. Always true of a plain loop.
+    /// Whether a reduction folds each output's values as the reduce of its operand
+    /// materialized (a contiguous array in the domain's layout) would: in the same pieces and
+    /// partial sums, so fused and unfused results agree bit for bit (see
+    /// [`LoopProgram::folds_like`]). A fused producer's strides may keep apart dimensions the
+    /// contiguous array merges (a transposed input summed over two dimensions, a row vector
+    /// broadcast down a full sum): each row is then folded on its own, and unless rows are
+    /// whole pieces a float sum rounds otherwise. Always true of a plain loop.
     pub(crate) fn folds_as_unfused(&self) -> bool {
         self.folds_as_unfused
     }

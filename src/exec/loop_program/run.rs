@@ -396,9 +396,8 @@ impl LoopProgram {
             return Err(buffer_type_mismatch());
         }
         let total: usize = self.sizes.iter().product();
-        let large = total >= PARALLEL_THRESHOLD;
-        let parallel = parallel && large && rayon::current_num_threads() > 1;
-        let partials = large && self.sums_into_few();
+        let parallel = parallel && total >= PARALLEL_THRESHOLD && rayon::current_num_threads() > 1;
+        let partials = self.sums_in_partials();
         let geometry =
             self.geometry(if parallel && !partials { rayon::current_num_threads() } else { 1 }, partials);
         with_native_type!(self.out_shape.element_type(), T => {
@@ -495,6 +494,49 @@ impl LoopProgram {
             Sink::Accumulate { .. } if self.row_kept() && segments > 1 => Partition::Segments,
             Sink::Accumulate { .. } => Partition::Sequential,
         }
+    }
+
+    /// Whether a run adds in `PARTIALS` partial sums: a large sum into few elements (on any
+    /// number of threads, so that its value does not depend on how many there are).
+    fn sums_in_partials(&self) -> bool {
+        self.sizes.iter().product::<usize>() >= PARALLEL_THRESHOLD && self.sums_into_few()
+    }
+
+    /// Whether this reduction folds each output's values in the same pieces and partial sums
+    /// as `other`, a reduction over the same domain walked in the same order (the reduce of
+    /// this one's operand materialized), so the two give the same bits. Walks of the same
+    /// sizes do. Where this one's walk keeps more dimensions apart, a row it reduces to one
+    /// value must be whole pieces of `CHUNK` (the other's longer rows fold in pieces of
+    /// `CHUNK` from their start, so its row boundaries are then theirs too), and both must
+    /// add in partial sums that start at the same elements, or neither in partial sums. A
+    /// reduction that keeps the row folds each output's values one by one, in order, however
+    /// the rows are cut.
+    pub(super) fn folds_like(&self, other: &LoopProgram) -> bool {
+        if self.sizes == other.sizes {
+            return true;
+        }
+        let whole_pieces = self.row_kept() || self.sizes[self.sizes.len() - 1] % CHUNK == 0;
+        whole_pieces && self.band_starts() == other.band_starts()
+    }
+
+    /// Where each partial sum's elements start in the walk's order, and where the last ends
+    /// (`None` for a run without partial sums).
+    fn band_starts(&self) -> Option<Vec<usize>> {
+        if !self.sums_in_partials() {
+            return None;
+        }
+        let geometry = self.geometry(1, true);
+        let row_len = self.sizes[self.sizes.len() - 1];
+        let rows = geometry.outer * geometry.tile_len;
+        let start = |band: usize| match geometry.bands {
+            Some(Bands::Rows) => band * rows / PARTIALS * row_len,
+            // Tiles of one row: item `n` is segment `n % segments` of row `n / segments`.
+            _ => {
+                let n = band * geometry.items / PARTIALS;
+                n / geometry.segments * row_len + n % geometry.segments * geometry.segment_len
+            }
+        };
+        Some((0..=PARTIALS).map(start).collect())
     }
 
     /// Whether this is a sum into an output small enough to keep `PARTIALS` copies of, whose
