@@ -626,13 +626,13 @@ fn fused_computations_list_their_parameters_in_number_order() -> Result<()> {
     Ok(())
 }
 
-/// A reduce keeps its producers only where its loop walks them as it would walk their result
-/// materialized: summed over both dimensions, `x + transpose(y)` walks rows of 3 (the
+/// A reduce keeps its producers only where its loop folds their values as it would fold their
+/// result materialized: summed over both dimensions, `x + transpose(y)` walks rows of 3 (the
 /// transposed read does not merge them) where the contiguous sum is one row of 12, folded in
 /// other pieces. The sum then reads the producers' fusion, so fused and unfused sums round
 /// alike. Summed over its rows, the walk is the same either way and the reduce keeps them.
 #[test]
-fn a_reduce_keeps_producers_only_when_their_walk_is_its_operands() -> Result<()> {
+fn a_reduce_keeps_producers_only_when_it_folds_them_as_their_result() -> Result<()> {
     let cases: [(&[i64], &[&str]); 2] =
         [(&[0, 1], &["fusion", "constant", "reduce"]), (&[1], &["constant", "fusion:kInput"])];
     for (dimensions, want) in cases {

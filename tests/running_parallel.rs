@@ -264,13 +264,13 @@ fn large_f32_sums_of_a_transposed_producer_agree_fused_and_unfused() -> Result<(
         let mut back = vec![0i64; dims.len()];
         permutation.iter().enumerate().for_each(|(i, &p)| back[p as usize] = i as i64);
         let count = dims.iter().product::<usize>();
-        let (xs, ys) =
-            (spread(count), (0..count).map(|i| ((i * 104_729) % 997) as f32 / 300.0 - 1.5).collect());
+        let xs = spread(count);
+        let ys: Vec<f32> = (0..count).map(|i| ((i * 104_729) % 997) as f32 / 300.0 - 1.5).collect();
         let shape = |dims: &[usize]| {
             Shape::new(ElementType::F32, &dims.iter().map(|&d| d as i64).collect::<Vec<_>>())
         };
-        let x = Literal::from_vec(&shape(dims), xs)?;
-        let y = Literal::from_vec(&shape(&y_dims), ys)?;
+        let x = Literal::from_vec(&shape(dims), xs.clone())?;
+        let y = Literal::from_vec(&shape(&y_dims), ys.clone())?;
         for &dimensions in dimension_sets {
             let b = XlaBuilder::new("reduce");
             let sum =
@@ -278,13 +278,12 @@ fn large_f32_sums_of_a_transposed_producer_agree_fused_and_unfused() -> Result<(
             let sums = reduce(sum, b.constant_r0(0.0f32), &computations::sum(ElementType::F32), dimensions);
             let out = run_everywhere(&b.build(sums)?, &[&x, &y])?.to_vec::<f32>()?;
             let kept: Vec<usize> = (0..dims.len()).filter(|d| !dimensions.contains(&(*d as i64))).collect();
+            let out_dims: Vec<usize> = kept.iter().map(|&d| dims[d]).collect();
             let mut want = vec![0.0f64; out.len()];
-            let (xs, ys) = (x.to_vec::<f32>()?, y.to_vec::<f32>()?);
             for (i, &xv) in xs.iter().enumerate() {
                 let index = unravel(i, dims);
                 let y_index: Vec<usize> = permutation.iter().map(|&p| index[p as usize]).collect();
                 let out_index: Vec<usize> = kept.iter().map(|&d| index[d]).collect();
-                let out_dims: Vec<usize> = kept.iter().map(|&d| dims[d]).collect();
                 want[ravel(&out_index, &out_dims)] += f64::from(xv) + f64::from(ys[ravel(&y_index, &y_dims)]);
             }
             for (k, (&got, want)) in out.iter().zip(want).enumerate() {

@@ -161,9 +161,9 @@ fn group(computation: &HloComputation, loop_compiles: LoopCompiles<'_>) -> Group
         }
     }
     // A reduce keeps the producers fused into it only where its loop folds their values in
-    // the rows and pieces a reduce of them materialized would (a transposed producer summed
-    // over two dimensions does not): else it reduces their fusion's result on its own, as
-    // unfused, so a float sum rounds alike either way.
+    // the pieces and partial sums a reduce of them materialized would (a transposed producer
+    // summed over two dimensions does not): else it reduces their fusion's result on its own,
+    // as unfused, so a float sum rounds alike either way.
     for g in 0..groups.len() {
         let root = groups[g][0];
         let reduce_root = matches!(computation.instructions[root].opcode, Opcode::Reduce { .. });

@@ -58,8 +58,8 @@ pub(crate) struct LoopProgram {
     blocked_items: bool,
     /// Whether the nodes passed [`nodes_agree`], which running them relies on.
     nodes_agree: bool,
-    /// Whether the walk is the one a reduce of the operand materialized would take (see
-    /// [`LoopProgram::folds_as_unfused`]); always true of a plain loop.
+    /// Whether a reduction folds its values as the reduce of its operand materialized would
+    /// (see [`LoopProgram::folds_as_unfused`]); always true of a plain loop.
     folds_as_unfused: bool,
     /// Register files kept between runs (see `run.rs`).
     registers: std::sync::Mutex<Vec<run::RegisterFile>>,
