@@ -203,11 +203,17 @@ impl LoopProgram {
             return Some(LoopProgram::empty(out_shape.clone(), sink));
         }
         let nodes = expression(computation, operand, input_shapes, None)?;
-        let materialized = vec![Node::read_of_input_0(&domain, domain.element_type())];
-        let unfused =
-            LoopProgram::coalesced(out_shape.clone(), &domain, target.clone(), materialized, sink.clone());
-        let mut program = LoopProgram::coalesced(out_shape.clone(), &domain, target, nodes, sink);
-        program.folds_as_unfused = program.folds_like(&unfused);
+        // The reduce of the operand materialized: its walk first (enough when the sizes are
+        // the same), its whole program only when they are not.
+        let materialized = Node::read_of_input_0(&domain, domain.element_type());
+        let (unfused_sizes, _) = walk(&domain, &target, &mut [materialized.clone()]);
+        let mut program =
+            LoopProgram::coalesced(out_shape.clone(), &domain, target.clone(), nodes, sink.clone());
+        program.folds_as_unfused = unfused_sizes == program.sizes || unfused_sizes.is_empty() || {
+            let unfused =
+                LoopProgram::coalesced(out_shape.clone(), &domain, target, vec![materialized], sink);
+            program.folds_like(&unfused)
+        };
         Some(program)
     }
 
