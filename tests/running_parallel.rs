@@ -233,8 +233,7 @@ fn large_f32_sums_across_an_outer_dimension_agree_fused_and_unfused() -> Result<
         let out = run_everywhere(&b.build(sums)?, &[&literal])?.to_vec::<f32>()?;
         let mut want = vec![0.0f64; dims[kept]];
         for (i, &v) in values.iter().enumerate() {
-            let index = [i / (dims[1] * dims[2]), i / dims[2] % dims[1], i % dims[2]];
-            want[index[kept]] += 2.0 * f64::from(v);
+            want[unravel(i, &dims)[kept]] += 2.0 * f64::from(v);
         }
         for (k, (&got, want)) in out.iter().zip(want).enumerate() {
             assert_near(got, want, &format!("{dimensions:?} {k}"));

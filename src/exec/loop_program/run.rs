@@ -450,9 +450,7 @@ impl LoopProgram {
                         let target = OutTarget { ptr: partial.as_mut_ptr(), len };
                         match bands {
                             Bands::Rows => run_into(&mut geometry.band_items(b, PARTIALS), &target)?,
-                            Bands::Items => {
-                                run_numbered(&mut (b * items / PARTIALS..(b + 1) * items / PARTIALS), &target)?
-                            }
+                            Bands::Items => run_numbered(&mut geometry.band_numbers(b), &target)?,
                         }
                         Ok(partial)
                     };
@@ -519,24 +517,23 @@ impl LoopProgram {
         whole_pieces && self.band_starts() == other.band_starts()
     }
 
-    /// Where each partial sum's elements start in the walk's order, and where the last ends
-    /// (`None` for a run without partial sums).
+    /// Where each partial sum's elements start in the walk's order (`None` for a run without
+    /// partial sums).
     fn band_starts(&self) -> Option<Vec<usize>> {
         if !self.sums_in_partials() {
             return None;
         }
         let geometry = self.geometry(1, true);
         let row_len = self.sizes[self.sizes.len() - 1];
-        let rows = geometry.outer * geometry.tile_len;
         let start = |band: usize| match geometry.bands {
-            Some(Bands::Rows) => band * rows / PARTIALS * row_len,
-            // Tiles of one row: item `n` is segment `n % segments` of row `n / segments`.
+            Some(Bands::Rows) => geometry.band_rows(band, PARTIALS).start * row_len,
             _ => {
-                let n = band * geometry.items / PARTIALS;
-                n / geometry.segments * row_len + n % geometry.segments * geometry.segment_len
+                let item = geometry.item(geometry.band_numbers(band).start);
+                (item.outer * geometry.tile_len + item.first_row) * row_len
+                    + item.segment * geometry.segment_len
             }
         };
-        Some((0..=PARTIALS).map(start).collect())
+        Some((0..PARTIALS).map(start).collect())
     }
 
     /// Whether this is a sum into an output small enough to keep `PARTIALS` copies of, whose
@@ -875,12 +872,24 @@ impl Geometry {
         Item { segment, outer, first_row, rows: self.tile.min(self.tile_len - first_row) }
     }
 
+    /// The rows of the walk (its outer and tile dimensions as one, row-major) that band `band`
+    /// of `bands` even bands takes (see [`Bands::Rows`]).
+    fn band_rows(&self, band: usize, bands: usize) -> std::ops::Range<usize> {
+        let all_rows = self.outer * self.tile_len;
+        band * all_rows / bands..(band + 1) * all_rows / bands
+    }
+
+    /// The numbers of the items (see [`Geometry::item`]) that partial sum `band` takes when
+    /// they are cut by [`Bands::Items`].
+    fn band_numbers(&self, band: usize) -> std::ops::Range<usize> {
+        band * self.items / PARTIALS..(band + 1) * self.items / PARTIALS
+    }
+
     /// The work items of band `band` of `bands` even bands (see [`Bands::Rows`]): its rows in
     /// order, in tiles cut at its edges and at each outer index's, each tile's segments in
     /// order.
     fn band_items(&self, band: usize, bands: usize) -> impl Iterator<Item = Item> + '_ {
-        let all_rows = self.outer * self.tile_len;
-        let (mut row, end) = (band * all_rows / bands, (band + 1) * all_rows / bands);
+        let std::ops::Range { start: mut row, end } = self.band_rows(band, bands);
         std::iter::from_fn(move || {
             (row < end).then(|| {
                 let (outer, first_row) = (row / self.tile_len, row % self.tile_len);
