@@ -167,3 +167,27 @@ fn an_f16_sum_of_a_producer_with_a_broadcast_column_agrees_fused_and_unfused() {
     let got = results[0].to_vec::<half::f16>().expect("f16")[0].to_f32();
     assert!((got - 61.703_125).abs() <= 0.0625, "{got}");
 }
+
+/// The soak's find in the test reference, not in lazy-xla: an iota longer than its type
+/// counts. XLA converts the index to the type (asked jaxlib: `iota(s8, 320)` goes 126, 127,
+/// −128, …, 63; `iota(u8, 300)` 254, 255, 0, 1; `iota(f16, 2100)` 2047, 2048, 2048, 2050,
+/// 2052, 2052, 2052, 2054 from index 2047, rounding to even); the reference had kept the
+/// index unconverted.
+#[test]
+fn an_iota_longer_than_its_type_counts_wraps_or_rounds_as_xla_does() {
+    let iota_of = |shape: Shape| {
+        let b = XlaBuilder::new("iota");
+        let computation = b.build(iota(&b, &shape, 0)).expect("build");
+        let results = run_fused_and_unfused(&computation, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(results[0], results[1], "fused and unfused");
+        results[0].clone()
+    };
+    let s8 = iota_of(shape!(s8[320])).to_vec::<i8>().expect("s8");
+    assert_eq!(s8[126..130], [126, 127, -128, -127]);
+    assert_eq!((s8[255], s8[256], s8[319]), (-1, 0, 63));
+    let u8 = iota_of(shape!(u8[300])).to_vec::<u8>().expect("u8");
+    assert_eq!(u8[254..258], [254, 255, 0, 1]);
+    let f16 = iota_of(shape!(f16[2100])).to_vec::<half::f16>().expect("f16");
+    let rounded: Vec<f32> = f16[2047..2055].iter().map(|v| v.to_f32()).collect();
+    assert_eq!(rounded, [2047.0, 2048.0, 2048.0, 2050.0, 2052.0, 2052.0, 2052.0, 2054.0]);
+}

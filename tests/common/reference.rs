@@ -18,7 +18,7 @@
 use crate::common::recipe::{Id, Recipe, Reducer, Step};
 use crate::common::semantics::{self, xla_max, xla_min, zero_of_either_sign, BinaryKind};
 use crate::common::values::{
-    max_finite, min_normal, min_subnormal, round_float, unit_roundoff, Array, Elem, Value,
+    max_finite, min_normal, min_subnormal, round_float, unit_roundoff, wrap, Array, Elem, Value,
 };
 use lazy_xla::{DotDimensionNumbers, ElementType};
 
@@ -129,8 +129,14 @@ pub fn evaluate_step(arrays: &[Array], step: &Step) -> Array {
             Array::exact(shape.element_type(), shape.dimensions(), values)
         }
         Step::ConstantR0 { ty, value } => Array::exact(*ty, &[], &[*value]),
+        // The index converted to the type, as XLA does: wrapped into an integer type (s8's 128
+        // is -128), rounded to a float type (f16's 2049 is 2048).
         Step::Iota { shape, dimension } => Array::from_fn(shape.element_type(), shape.dimensions(), |i| {
-            Elem::exact(Value::Int(i[*dimension as usize] as i128).into_type(shape.element_type()))
+            let (ty, index) = (shape.element_type(), i[*dimension as usize] as i128);
+            Elem::exact(match ty.is_float() {
+                true => Value::Float(round_float(ty, index as f64)),
+                false => Value::Int(wrap(ty, index)),
+            })
         }),
         Step::Unary { op, x } => {
             let x = a(x);
