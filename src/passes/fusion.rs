@@ -199,11 +199,13 @@ fn reads_like_its_operand(computation: &HloComputation, group: &[InstructionId])
     let operand = &instructions[instructions[root].operands[0]].shape;
     let like_operand =
         |shape: &Shape| shape.dimensions() == operand.dimensions() && shape.layout() == operand.layout();
-    // At least one such array: a splat alone is folded as its own case.
+    // At least one such array: a loop over a broadcast scalar alone folds it as a case of its
+    // own (`fold_in_chunks`), so that sum is tried.
     let mut reads_an_array = false;
     let all_read_alike = producers.iter().all(|&id| {
         let instruction = &instructions[id];
         match instruction.opcode {
+            // A scalar one (an array constant is no loop part).
             Opcode::Constant(_) => computation.loop_part(id).is_some(),
             Opcode::Broadcast { .. } => {
                 instruction.operands.iter().all(|&o| instructions[o].shape.is_scalar())
