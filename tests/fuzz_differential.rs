@@ -109,12 +109,15 @@ fn statistics() {
     let numbers = (vec(any::<u32>(), 0..300), vec(any::<u32>(), 0..48));
     let (mut ops, mut types) = (BTreeMap::new(), BTreeMap::new());
     let (mut exact, mut bounded, mut unknown, mut steps) = (0usize, 0usize, 0usize, 0usize);
+    // Graphs with a value longer than a loop's piece of 1024 elements.
+    let mut large = 0usize;
     let graphs = 2000;
     for _ in 0..graphs {
         let (structure, values) = numbers.new_tree(&mut runner).expect("numbers").current();
         let recipe = generate(&structure, &values);
         let arrays = common::reference::evaluate(&recipe);
         steps += recipe.steps.len();
+        large += usize::from(arrays.iter().any(|array| array.elems.len() > 1024));
         for (step, array) in recipe.steps.iter().zip(&arrays) {
             *ops.entry(step.name()).or_insert(0) += 1;
             *types.entry(array.ty.to_string()).or_insert(0) += 1;
@@ -131,4 +134,5 @@ fn statistics() {
     println!("steps by op: {ops:?}");
     println!("values by element type: {types:?}");
     println!("root elements: {exact} exact, {bounded} bounded, {unknown} unknown");
+    println!("graphs with a value over 1024 elements: {large}");
 }

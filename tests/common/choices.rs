@@ -6,6 +6,15 @@
 use crate::common::values::{bit_width, int_max, int_min, max_finite, min_normal, round_float, wrap, Value};
 use lazy_xla::ElementType;
 
+/// The sizes [`Choices::size`] picks from, the plainest first.
+const SIZES: [i64; 10] = [2, 3, 1, 4, 5, 2, 3, 1, 4, 0];
+
+/// How rarely a size of a graph's first value is large ([`Choices::first_size`]).
+const LARGE_ONE_IN: usize = 64;
+
+/// The large sizes: a piece of 1024 and one over, odd sizes around the lanes, a long row.
+const LARGE_SIZES: [i64; 6] = [1024, 33, 1025, 130, 2049, 7];
+
 /// A list of choices, read in order.
 pub struct Choices<'g> {
     genes: &'g [u32],
@@ -42,7 +51,22 @@ impl<'g> Choices<'g> {
 
     /// A dimension size from 0 to 5 (0 rarely).
     pub fn size(&mut self) -> i64 {
-        self.one_of(&[2, 3, 1, 4, 5, 2, 3, 1, 4, 0])
+        self.one_of(&SIZES)
+    }
+
+    /// A dimension size of the graph's first value: as [`Choices::size`], but one gene in
+    /// [`LARGE_ONE_IN`] (by its digits above the last, so that most kept seeds keep their
+    /// sizes) picks one of [`LARGE_SIZES`]. Such graphs reach what small ones never do: rows
+    /// longer than the loops' pieces of 1024, folded a piece at a time. (Partial sums of 16,384
+    /// elements and items split across threads stay with the dedicated tests: the reference
+    /// is too slow for values that large.)
+    pub fn first_size(&mut self) -> i64 {
+        let gene = self.gene() as usize;
+        let large = gene / SIZES.len();
+        match large % LARGE_ONE_IN == LARGE_ONE_IN - 1 {
+            true => LARGE_SIZES[large / LARGE_ONE_IN % LARGE_SIZES.len()],
+            false => SIZES[gene % SIZES.len()],
+        }
     }
 
     /// A random permutation of `0..n` (the identity first).

@@ -19,8 +19,12 @@ use lazy_xla::{DotDimensionNumbers, ElementType, Layout, PaddingValue, Shape};
 /// The most ops after the first value.
 const MAX_OPS: usize = 14;
 
-/// The most elements of any value (so graphs run fast).
+/// The most elements of any value (so graphs run fast), unless the first value is larger.
 const MAX_ELEMENTS: usize = 600;
+
+/// The most elements of a large first value ([`Choices::first_size`]) and of any value after
+/// it: its larger dimensions are cut (by 8 at a time) until it fits.
+const MAX_LARGE_ELEMENTS: usize = 5_000;
 
 /// Element types, the plainest first.
 const TYPES: [ElementType; 13] = [
@@ -45,6 +49,8 @@ struct Generator<'g> {
     values: Values<'g>,
     steps: Vec<Step>,
     arrays: Vec<Array>,
+    /// The most elements of any value of the graph.
+    max_elements: usize,
 }
 
 impl Generator<'_> {
@@ -559,7 +565,7 @@ impl Generator<'_> {
             // Bounded by the product of the operands' sizes; checked after evaluation.
             _ => 0,
         };
-        elements <= MAX_ELEMENTS
+        elements <= self.max_elements
     }
 }
 
@@ -570,9 +576,15 @@ pub fn generate(structure: &[u32], values: &[u32]) -> Recipe {
         values: Values::new(values),
         steps: Vec::new(),
         arrays: Vec::new(),
+        max_elements: MAX_ELEMENTS,
     };
     let ty = g.choices.one_of(&TYPES);
-    let dims: Vec<i64> = (0..g.choices.pick(5)).map(|_| g.choices.size()).collect();
+    let mut dims: Vec<i64> = (0..g.choices.pick(5)).map(|_| g.choices.first_size()).collect();
+    while count(&dims) > MAX_LARGE_ELEMENTS {
+        let largest = (0..dims.len()).max_by_key(|&k| dims[k]).expect("a value this large has dimensions");
+        dims[largest] /= 8;
+    }
+    g.max_elements = MAX_ELEMENTS.max(count(&dims));
     g.fresh(ty, &dims);
     let ops = 1 + g.choices.pick(MAX_OPS);
     for _ in 0..ops {
@@ -586,7 +598,7 @@ pub fn generate(structure: &[u32], values: &[u32]) -> Recipe {
             continue;
         };
         let id = g.push(step);
-        if count(&g.dims(id)) > MAX_ELEMENTS {
+        if count(&g.dims(id)) > g.max_elements {
             g.steps.truncate(checkpoint);
             g.arrays.truncate(checkpoint);
             let to = g.choices.one_of(&TYPES);
