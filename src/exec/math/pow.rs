@@ -26,9 +26,10 @@ fn two_product(a: f64, b: f64) -> (f64, f64) {
     (p, ((ah * bh - p) + ah * bl + al * bh) + al * bl)
 }
 
-/// `ln a` as `hi + lo`, for positive normal finite `a`, to about 2⁻⁶⁵ relative.
+/// `ln(a·2^offset)` as `hi + lo`, for positive normal finite `a` and an integral `offset`
+/// (a denormal scaled into the normal range, its scale taken back), to about 2⁻⁶⁵ relative.
 #[inline(always)]
-fn log_extended<M: MulAdd>(a: f64) -> (f64, f64) {
+fn log_extended<M: MulAdd>(a: f64, offset: f64) -> (f64, f64) {
     const LN2_HI: f64 = 6.931_471_803_691_238_2e-1; // 32 significant bits: e·LN2_HI is exact
     const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     const R: &[f64] = &[
@@ -41,6 +42,7 @@ fn log_extended<M: MulAdd>(a: f64) -> (f64, f64) {
         0.148_142_016_296_259_67,
     ];
     let (m, e) = a.split_exponent();
+    let e = e + offset;
     let f = m - 1.0; // exact
                      // ln m = 2·atanh s, s = f / (2 + f) = 2s + s³·r(s²); 2s is carried as hi + lo.
     let d = 2.0 + f;
@@ -76,7 +78,7 @@ impl Pow for f32 {
 
     #[inline(always)]
     fn pow_magnitude<M: MulAdd>(a: f32, y: f32) -> f32 {
-        let (hi, lo) = log_extended::<M>(f64::from(a));
+        let (hi, lo) = log_extended::<M>(f64::from(a), 0.0);
         ftz(exp::<f64, M>(f64::from(y) * (hi + lo)) as f32)
     }
 }
@@ -89,7 +91,10 @@ impl Pow for f64 {
         // Beyond 2¹⁰⁰ in magnitude, y·ln a is far past overflow or underflow for every a ≠ 1
         // (|ln a| ≥ 2⁻⁵³): clamping keeps Dekker's splits finite.
         let y = select(y.abs() > 1.267_650_600_228_229_4e30, 1.267_650_600_228_229_4e30.copysign(y), y);
-        let (hi, lo) = log_extended::<M>(a);
+        // A denormal base is scaled by 2⁵⁴ into the normal range (XLA reads any as 2⁻¹⁰⁷⁵).
+        let denormal = a < f64::MIN_POSITIVE;
+        let scale = select(denormal, -54.0, 0.0);
+        let (hi, lo) = log_extended::<M>(select(denormal, a * 18_014_398_509_481_984.0, a), scale);
         let (p, p_lo) = two_product(y, hi);
         // Past ±1000 the result is 0 or ∞ whatever the low part (which may be NaN there).
         let p_lo = select(p.abs() < 1000.0, p_lo + y * lo, 0.0);
@@ -103,7 +108,7 @@ impl Pow for f64 {
 pub(crate) fn pow<T: Pow, M: MulAdd>(x: T, y: T) -> T {
     let a = x.abs();
     // ln 0 = -∞ and ln ∞ = ∞ give 0 or ∞ through the exponential; `pow_magnitude` sees
-    // normal numbers only, the edges are selected below.
+    // positive finite numbers only (denormals too), the edges are selected below.
     let finite = a > T::ZERO && a < T::INFINITY;
     let magnitude = T::pow_magnitude::<M>(select(finite, a, T::ONE), y);
     let y_positive = y > T::ZERO;
