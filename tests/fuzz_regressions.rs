@@ -146,7 +146,8 @@ fn select_and_clamp_with_scalars_take_the_first_non_scalar_layout() {
 /// over both dimensions of `atan2(x, v) + c`, with `v` broadcast along the rows. Fused, the
 /// broadcast's strides kept the walk in rows of 5, each folded (in f32, rounded to f16) on its
 /// own; unfused, the sum read one row of 45. It gave 61.625 fused, 61.6875 unfused. The
-/// reduce now reads its producer's result whenever their walks differ.
+/// reduce now reads its producer's result wherever its loop would not fold their values as
+/// the reduce of that result does (rows of 5 are not whole pieces of 1024).
 #[test]
 fn an_f16_sum_of_a_producer_with_a_broadcast_column_agrees_fused_and_unfused() {
     let add_f16 = sum(ElementType::F16);

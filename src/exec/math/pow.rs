@@ -92,9 +92,10 @@ impl Pow for f64 {
         // (|ln a| ≥ 2⁻⁵³): clamping keeps Dekker's splits finite.
         let y = select(y.abs() > 1.267_650_600_228_229_4e30, 1.267_650_600_228_229_4e30.copysign(y), y);
         // A denormal base is scaled by 2⁵⁴ into the normal range (XLA reads any as 2⁻¹⁰⁷⁵).
+        const TWO_POW_54: f64 = 18_014_398_509_481_984.0;
         let denormal = a < f64::MIN_POSITIVE;
-        let scale = select(denormal, -54.0, 0.0);
-        let (hi, lo) = log_extended::<M>(select(denormal, a * 18_014_398_509_481_984.0, a), scale);
+        let (a, offset) = (select(denormal, a * TWO_POW_54, a), select(denormal, -54.0, 0.0));
+        let (hi, lo) = log_extended::<M>(a, offset);
         let (p, p_lo) = two_product(y, hi);
         // Past ±1000 the result is 0 or ∞ whatever the low part (which may be NaN there).
         let p_lo = select(p.abs() < 1000.0, p_lo + y * lo, 0.0);
