@@ -76,8 +76,8 @@ const PARALLEL_THRESHOLD: usize = 1 << 17;
 /// over. W1 (`max((X + b) * s, 0) + 1` over f32[2048,4096]), 200 runs on two threads in
 /// each of four alternated rounds, had medians of 2.10–2.57 ms in 16 per thread against
 /// 2.60–2.80 ms in 4 (a hand loop over rayon's rows: 1.97–2.18 ms); softmax, layer norm,
-/// GELU, `exp`, row sums and a chain of 8 ops moved within the noise. Items stay the unit, so a
-/// small run is still cut into no more ranges than it has items.
+/// GELU, `exp`, row sums and a chain of 8 ops moved within the noise. Items stay the unit,
+/// so a small run is still cut into no more ranges than it has items.
 const BLOCKS_PER_THREAD: usize = 16;
 
 /// The partial sums of a large sum into few elements (see [`Bands`]). Sixty-four ran column
