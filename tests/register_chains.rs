@@ -1,15 +1,15 @@
 //! Register chains (a fused loop's runs of add, subtract, multiply, divide, maximum, minimum,
-//! negate, abs, exp, log, tanh and logistic on `f32`, computed 64 lanes at a time in vector
-//! registers) give what the
-//! same ops give one by one: random chains over rows long enough for the chain kernel (63 to
-//! 1100 elements, so full blocks, a last block that overlaps the one before, and chunks below
-//! one block that fall back to node-by-node evaluation; in tiles of up to 5 rows, where rows of
-//! whole blocks read row and column broadcasts in place), with operands that are the running
-//! value on either side, a second array, a constant, a row vector, a column vector, a
-//! broadcast scalar or a short run of such links from `x` or `y` (which the chain computes
-//! beside its running value), in both layouts, on values with NaN, ±0, ±∞ and denormals. Fused and
-//! unfused must agree to the bit (any NaN matching any NaN), and the unfused result of a chain
-//! without functions (whose polynomials `tests/math*` check) must match a plain loop.
+//! negate, abs, exp, log, tanh and logistic on `f32`, computed 64 lanes at a time in AVX2
+//! registers, 128 in AVX-512's) give what the same ops give one by one: random chains over
+//! rows long enough for the chain kernel (63 to 1100 elements, so full blocks of either, a
+//! last block that overlaps the one before, and chunks below one block that fall back to
+//! node-by-node evaluation; in tiles of up to 5 rows, where rows of whole blocks read row and
+//! column broadcasts in place), with operands that are the running value on either side, a
+//! second array, a constant, a row vector, a column vector, a broadcast scalar or a short run
+//! of such links from `x` or `y` (which the chain computes beside its running value), in both
+//! layouts, on values with NaN, ±0, ±∞ and denormals. Fused and unfused must agree to the bit
+//! (any NaN matching any NaN), and the unfused result of a chain without functions (whose
+//! polynomials `tests/math*` check) must match a plain loop.
 
 use lazy_xla::{
     abs, add, broadcast_in_dim, div, exp, log, logistic, max, min, mul, neg, sub, tanh, CompileOptions,
@@ -184,9 +184,10 @@ impl Case {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    // Rows of whole blocks (64, 128, 192) in tiles of several rows read row and column
-    // broadcasts in place; the others copy them into the chunk.
-    let lengths = [63i64, 64, 65, 100, 128, 130, 192, 1100];
+    // Rows of whole blocks (64, 128, 192, 256 under AVX2; 128 and 256 under AVX-512) in tiles
+    // of several rows read row and column broadcasts in place; the others copy them into the
+    // chunk.
+    let lengths = [63i64, 64, 65, 100, 127, 128, 129, 130, 192, 256, 1100];
     let dims = (1i64..6, prop::sample::select(lengths.to_vec()));
     let side = (any::<bool>(), prop::collection::vec(link(false), 1..4))
         .prop_map(|(from_x, links)| SideRun { from_x, links });

@@ -21,7 +21,7 @@ pub(crate) fn reduce_shape(
     if arguments == 0 {
         invalid_argument!("Reduce must have at least 2 arguments, has 0");
     }
-    if arguments % 2 != 0 || operands.len() != inits.len() {
+    if !arguments.is_multiple_of(2) || operands.len() != inits.len() {
         invalid_argument!("Reduce must have an even number of arguments, has {arguments}");
     }
     let first = operands[0];

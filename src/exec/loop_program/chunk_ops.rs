@@ -126,7 +126,9 @@ fn map3<A: Copy, T: Copy, U>(
 }
 
 #[cfg(target_arch = "x86_64")]
-mod chain_avx2;
+mod chain_kernel;
+#[cfg(target_arch = "x86_64")]
+mod vector;
 
 /// The instruction sets a chunk op is compiled for; the best one the CPU has is chosen at
 /// run time, so users need no `target-cpu` flags (DESIGN.md: the fused loops are
@@ -155,6 +157,7 @@ fn detect_level() -> Level {
             && is_x86_feature_detected!("avx512vl")
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512dq")
+            && is_x86_feature_detected!("fma")
         {
             return Level::Avx512;
         }
@@ -519,11 +522,13 @@ pub(super) enum ChainOperand<'a, T> {
 /// The lanes [`chain`] computes at once; `None` where this CPU computes no chains (without
 /// AVX2 and FMA: a chain's nodes are then evaluated one by one).
 pub(super) fn chain_lanes() -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        return Some(chain_avx2::LANES);
+    match level() {
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => Some(chain_kernel::AVX512_LANES),
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => Some(chain_kernel::AVX2_LANES),
+        Level::Baseline => None,
     }
-    None
 }
 
 /// A chain's value over the chunk (see `chains.rs`): `start` taken through every link in
@@ -541,13 +546,22 @@ pub(super) fn chain(
     out: &mut [f32],
     row_len: usize,
 ) -> Option<bool> {
-    #[cfg(target_arch = "x86_64")]
-    if chain_lanes().is_some() {
-        // SAFETY: `chain_lanes` found AVX2 and FMA.
-        return unsafe { chain_avx2::chain(start, links, sides, operands, out, row_len) };
+    match level() {
+        // SAFETY: `level()` found the CPU supports AVX-512 and FMA.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe {
+            <vector::Avx512 as vector::Vector>::chain(start, links, sides, operands, out, row_len)
+        },
+        // SAFETY: `level()` found the CPU supports AVX2 and FMA.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe {
+            <vector::Avx2 as vector::Vector>::chain(start, links, sides, operands, out, row_len)
+        },
+        Level::Baseline => {
+            let _ = (start, links, sides, operands, out, row_len);
+            None
+        }
     }
-    let _ = (start, links, sides, operands, out, row_len);
-    None
 }
 
 #[cfg(test)]

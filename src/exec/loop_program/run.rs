@@ -522,7 +522,7 @@ impl LoopProgram {
         if self.sizes == other.sizes {
             return true;
         }
-        let whole_pieces = self.row_kept() || self.sizes[self.sizes.len() - 1] % CHUNK == 0;
+        let whole_pieces = self.row_kept() || self.sizes[self.sizes.len() - 1].is_multiple_of(CHUNK);
         whole_pieces && self.band_starts() == other.band_starts()
     }
 
@@ -640,7 +640,7 @@ impl LoopProgram {
         let chained = lanes.is_some_and(|lanes| chunk.count() >= lanes);
         // Broadcasts along a tile's rows that only chains read are read in place when each row
         // is whole blocks (see `broadcast_rows`).
-        let rows_in_place = chained && rows > 1 && lanes.is_some_and(|lanes| len % lanes == 0);
+        let rows_in_place = chained && rows > 1 && lanes.is_some_and(|lanes| len.is_multiple_of(lanes));
         for (k, node) in self.nodes.iter().enumerate() {
             if matches!(self.chains[k], Role::Inside(_)) && chained {
                 // Computed by its chain's last node, never materialized.
@@ -733,7 +733,7 @@ impl LoopProgram {
     /// Whether chains compute runs of this program and read a tile's broadcast rows in place:
     /// rows of `row_len` are whole blocks of their lanes (see [`broadcast_rows`]).
     fn chains_read_rows(&self, row_len: usize) -> bool {
-        chains::lanes(chains::CHAINED_TYPE).is_some_and(|lanes| row_len % lanes == 0)
+        chains::lanes(chains::CHAINED_TYPE).is_some_and(|lanes| row_len.is_multiple_of(lanes))
             && self.chains.iter().any(|role| matches!(role, Role::End(_)))
     }
 
@@ -785,7 +785,7 @@ impl LoopProgram {
         let rows_per_tile = match self.sink {
             _ if self.row_reductions => {
                 let whole_blocks =
-                    chains::lanes(chains::CHAINED_TYPE).is_none_or(|lanes| row_len % lanes == 0);
+                    chains::lanes(chains::CHAINED_TYPE).is_none_or(|lanes| row_len.is_multiple_of(lanes));
                 if whole_blocks {
                     (ROW_REDUCTION_TILE / segment_len).max(1)
                 } else {

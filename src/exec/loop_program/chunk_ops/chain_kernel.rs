@@ -1,40 +1,45 @@
-//! The chain kernel on x86-64 with AVX2 and FMA: 64 `f32` lanes held in eight `__m256`
-//! registers from a chain's first link to its last, each link one or a few vector instructions
-//! per register, or an elementary function over the lanes ([`apply_function`]). The chain's
-//! side runs are computed first for each block, each stored to a block on the stack that the
-//! link reading it loads.
+//! The chain kernel on x86-64, generic over its vector registers ([`Vector`]): AVX2's with FMA,
+//! or AVX-512's. A block of eight registers (64 `f32` lanes under AVX2, 128 under AVX-512) is
+//! held from a chain's first link to its last, each link one or a few vector instructions per
+//! register, or an elementary function over the lanes ([`map_function`]). The chain's side
+//! runs are computed first for each block, each stored to a block on the stack that the link
+//! reading it loads.
 //!
 //! The block is explicit vectors: LLVM kept a plain `[f32; 64]` in registers across the links
 //! only while no link needed many registers of its own. The links are resolved once per chunk
 //! ([`Step`]), so each link of each block costs a jump and its instructions: about 20
-//! instructions per 64 lanes for an add, against about 27 for a pass over the chunk.
+//! instructions per 64 lanes for an add under AVX2, against about 27 for a pass over the chunk.
+//! AVX-512 halves both per lane: the jump is shared by twice the lanes.
 
-use std::arch::x86_64::{
-    __m256, _mm256_add_ps, _mm256_and_ps, _mm256_andnot_ps, _mm256_cmp_ps, _mm256_cvtss_f32, _mm256_div_ps,
-    _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps, _mm256_mul_ps, _mm256_or_ps, _mm256_set1_ps,
-    _mm256_setzero_ps, _mm256_storeu_ps, _mm256_sub_ps, _mm256_xor_ps, _CMP_UNORD_Q,
-};
-
+use super::vector::{Avx2, Avx512, Vector};
 use super::{map1, map1_fast, ChainOperand, ChainOperands, Operand};
 use crate::exec::element::Element;
 use crate::exec::loop_program::chains::{ChainFunction, ChainOp, Link, Side, MAX_SIDES};
 use crate::exec::math::{FastPath, Fused};
 
-/// The registers of a block.
+/// The registers of a block: eight of AVX2's sixteen (of AVX-512's 32), so the links have
+/// eight left for their temporaries (maximum and minimum use three).
 const REGISTERS: usize = 8;
 
-/// The lanes of a register.
-const WIDTH: usize = 8;
+/// The lanes of a block of `V`.
+const fn lanes<V: Vector>() -> usize {
+    REGISTERS * V::WIDTH
+}
 
-/// The lanes of a block: eight of AVX2's sixteen registers, so the links have eight left for
-/// their temporaries (maximum and minimum use three).
-pub(super) const LANES: usize = REGISTERS * WIDTH;
+/// The lanes of the widest block.
+const MAX_LANES: usize = REGISTERS * 16;
+
+/// The lanes a chain computes at once under AVX2.
+pub(super) const AVX2_LANES: usize = lanes::<Avx2>();
+
+/// The lanes a chain computes at once under AVX-512.
+pub(super) const AVX512_LANES: usize = lanes::<Avx512>();
 
 /// A block of lanes in registers.
-type Block = [__m256; REGISTERS];
+pub(super) type Block<V> = [V; REGISTERS];
 
 /// The current block of each side run, stored for the links that read it.
-type SideLanes = [[f32; LANES]; MAX_SIDES];
+type SideLanes = [[f32; MAX_LANES]; MAX_SIDES];
 
 /// The links of a chain resolved on the stack; a longer chain's are allocated.
 const STACK_STEPS: usize = 24;
@@ -69,7 +74,7 @@ macro_rules! steps {
 
         /// `link` resolved for a chunk of `len` elements, the chain's side runs ending at the
         /// nodes `sides`.
-        #[target_feature(enable = "avx2")]
+        #[inline]
         fn step<'a>(link: Link, operands: &'a impl ChainOperands<f32>, len: usize, sides: &[usize]) -> Step<'a> {
             let (op, other, running_left) = match link {
                 Link::Neg => return Step::Neg,
@@ -128,21 +133,27 @@ macro_rules! steps {
             }
         }
 
-        /// `step` on `block`, the lanes `first..first + LANES` of the chunk, the lanes
-        /// `lane..lane + LANES` of row `row`, whose side runs' blocks are `sides`.
-        #[target_feature(enable = "avx2,fma")]
-        #[inline]
-        fn apply(step: Step<'_>, block: &mut Block, [first, lane, row]: [usize; 3], sign: __m256, sides: &SideLanes) {
+        /// `step` on `block`, the lanes `first..first + lanes` of the chunk, the lanes
+        /// `lane..lane + lanes` of row `row`, whose side runs' blocks are `sides`; `sign` is
+        /// −0 in every lane.
+        #[inline(always)]
+        fn apply<V: Vector>(
+            step: Step<'_>,
+            block: &mut Block<V>,
+            [first, lane, row]: [usize; 3],
+            sign: V,
+            sides: &SideLanes,
+        ) {
             match step {
-                Step::Neg => each(block, |a| _mm256_xor_ps(a, sign)),
-                Step::Abs => each(block, |a| _mm256_andnot_ps(sign, a)),
-                Step::Function(function) => *block = apply_function(*block, function),
+                Step::Neg => each(block, |a| a.xor(sign)),
+                Step::Abs => each(block, |a| sign.and_not(a)),
+                Step::Function(function) => *block = V::apply_function(*block, function),
                 Step::MaxOrdered(b) => {
-                    let (b, keep) = (_mm256_set1_ps(b), ordered_mask(b.is_sign_positive(), sign));
+                    let (b, keep) = (sign.splat_like(b), ordered_mask(b.is_sign_positive(), sign));
                     each(block, |a| maximum_ordered(a, b, keep))
                 }
                 Step::MinOrdered(b) => {
-                    let (b, set) = (_mm256_set1_ps(b), ordered_mask(b.is_sign_negative(), sign));
+                    let (b, set) = (sign.splat_like(b), ordered_mask(b.is_sign_negative(), sign));
                     each(block, |a| minimum_ordered(a, b, set))
                 }
                 $(
@@ -163,29 +174,30 @@ macro_rules! steps {
 }
 
 steps! {
-    Add => |a, b| _mm256_add_ps(a, b), AddSplat, AddSplatRight, AddValues, AddValuesRight,
+    Add => Vector::add, AddSplat, AddSplatRight, AddValues, AddValuesRight,
         AddRow, AddRowRight, AddPerRow, AddPerRowRight, AddSide, AddSideRight;
-    Sub => |a, b| _mm256_sub_ps(a, b), SubSplat, SubSplatRight, SubValues, SubValuesRight,
+    Sub => Vector::sub, SubSplat, SubSplatRight, SubValues, SubValuesRight,
         SubRow, SubRowRight, SubPerRow, SubPerRowRight, SubSide, SubSideRight;
-    Mul => |a, b| _mm256_mul_ps(a, b), MulSplat, MulSplatRight, MulValues, MulValuesRight,
+    Mul => Vector::mul, MulSplat, MulSplatRight, MulValues, MulValuesRight,
         MulRow, MulRowRight, MulPerRow, MulPerRowRight, MulSide, MulSideRight;
-    Div => |a, b| _mm256_div_ps(a, b), DivSplat, DivSplatRight, DivValues, DivValuesRight,
+    Div => Vector::div, DivSplat, DivSplatRight, DivValues, DivValuesRight,
         DivRow, DivRowRight, DivPerRow, DivPerRowRight, DivSide, DivSideRight;
-    Max => |a, b| maximum(a, b), MaxSplat, MaxSplatRight, MaxValues, MaxValuesRight,
+    Max => maximum, MaxSplat, MaxSplatRight, MaxValues, MaxValuesRight,
         MaxRow, MaxRowRight, MaxPerRow, MaxPerRowRight, MaxSide, MaxSideRight;
-    Min => |a, b| minimum(a, b), MinSplat, MinSplatRight, MinValues, MinValuesRight,
+    Min => minimum, MinSplat, MinSplatRight, MinValues, MinValuesRight,
         MinRow, MinRowRight, MinPerRow, MinPerRowRight, MinSide, MinSideRight;
 }
 
 /// The chain over the chunk of rows of `row_len` (see `chunk_ops::chain`), with its `sides`:
-/// needs `out.len() ≥ LANES` unless every operand is a splat, and rows of whole blocks if an
+/// needs `out` to hold a block unless every operand is a splat, and rows of whole blocks if an
 /// operand is of a row form; returns whether the result is a splat (`None` for more than
 /// [`MAX_SIDES`] sides, or one starting from values of a row form).
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA.
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn chain(
+/// The CPU has the instruction set of `V`. (Each [`Vector`] compiles it for its instruction
+/// set: [`Vector::chain`].)
+#[inline(always)]
+pub(super) unsafe fn chain<V: Vector>(
     start: ChainOperand<'_, f32>,
     links: &[Link],
     sides: &[Side],
@@ -234,23 +246,25 @@ pub(super) unsafe fn chain(
     // last block ends at the chunk's end, overlapping the one before: its lanes are computed
     // again, to the same values. (With an operand of a row form, rows are whole blocks: no
     // block overlaps, and each lies in one row.)
-    let last = if splat { 0 } else { len - LANES };
+    let lanes = lanes::<V>();
+    let last = if splat { 0 } else { len - lanes };
     // Rows are tracked only for operands of a row form.
     let rows = !matches!(start, ChainOperand::Chunk(_)) || all_steps.iter().any(|step| step.reads_rows());
-    let sign = _mm256_set1_ps(-0.0);
-    let mut side_lanes: SideLanes = [[0.0; LANES]; MAX_SIDES];
+    // SAFETY: the caller's CPU has the instruction set; every vector is made from this one.
+    let sign = unsafe { V::splat(-0.0) };
+    let mut side_lanes: SideLanes = [[0.0; MAX_LANES]; MAX_SIDES];
     let (mut next, mut lane, mut row) = (0, 0, 0);
     loop {
         let first = next.min(last);
         for &(start, steps, side) in runs {
-            let mut block = start_block(start, [first, lane, row]);
+            let mut block = start_block(sign, start, [first, lane, row]);
             for &step in steps {
                 apply(step, &mut block, [first, lane, row], sign, &side_lanes);
             }
             match side {
                 Some(side) => store(&block, &mut side_lanes[side]),
                 None if splat => {
-                    out[0] = _mm256_cvtss_f32(block[0]);
+                    out[0] = block[0].first();
                     return Some(true);
                 }
                 None => store(&block, &mut out[first..]),
@@ -259,9 +273,9 @@ pub(super) unsafe fn chain(
         if first == last {
             return Some(false);
         }
-        next = first + LANES;
+        next = first + lanes;
         if rows {
-            lane += LANES;
+            lane += lanes;
             if lane == row_len {
                 (lane, row) = (0, row + 1);
             }
@@ -269,157 +283,128 @@ pub(super) unsafe fn chain(
     }
 }
 
-/// The block a run starting from `start` begins with: the lanes `first..first + LANES` of its
-/// values, the lanes `lane..lane + LANES` of its row, or one value (its splat, or row `row`'s)
-/// in every lane.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn start_block(start: ChainOperand<'_, f32>, [first, lane, row]: [usize; 3]) -> Block {
+/// The block a run starting from `start` begins with: the lanes `first..` of its values, the
+/// lanes `lane..` of its row, or one value (its splat, or row `row`'s) in every lane (`like`
+/// is any vector: proof of the instruction set).
+#[inline(always)]
+fn start_block<V: Vector>(like: V, start: ChainOperand<'_, f32>, [first, lane, row]: [usize; 3]) -> Block<V> {
     match start {
-        ChainOperand::Chunk(Operand::Splat(v)) => [_mm256_set1_ps(v); REGISTERS],
-        ChainOperand::Chunk(Operand::Values(values)) => load(&values[first..]),
-        ChainOperand::Row(values) => load(&values[lane..]),
-        ChainOperand::PerRow(values) => [_mm256_set1_ps(values[row]); REGISTERS],
+        ChainOperand::Chunk(Operand::Splat(v)) => [like.splat_like(v); REGISTERS],
+        ChainOperand::Chunk(Operand::Values(values)) => load(like, &values[first..]),
+        ChainOperand::Row(values) => load(like, &values[lane..]),
+        ChainOperand::PerRow(values) => [like.splat_like(values[row]); REGISTERS],
     }
 }
 
 /// `function` on every lane of the block, as its pass computes it (`chunk_ops::unary`'s map
 /// of the same function, whose builds with FMA fuse the same steps): through memory, where a
-/// vectorized loop has the registers the function needs. Kept out of line, so that the block
-/// loop's registers stay the block's (a block passed by reference stayed in memory across
-/// every link).
-#[target_feature(enable = "avx2,fma")]
-#[inline(never)]
-fn apply_function(block: Block, function: ChainFunction) -> Block {
-    let mut lanes = [0.0f32; LANES];
-    store(&block, &mut lanes);
-    let (x, mut out) = (Operand::Values(&lanes), [0.0f32; LANES]);
+/// vectorized loop has the registers the function needs. Each [`Vector`] compiles it out of
+/// line for its instruction set ([`Vector::apply_function`]), so that the block loop's
+/// registers stay the block's (a block passed by reference stayed in memory across every link).
+#[inline(always)]
+pub(super) fn map_function<V: Vector>(block: Block<V>, function: ChainFunction) -> Block<V> {
+    let lanes = lanes::<V>();
+    let mut values = [0.0f32; MAX_LANES];
+    store(&block, &mut values);
+    let (x, mut out) = (Operand::Values(&values[..lanes]), [0.0f32; MAX_LANES]);
+    let out_lanes = &mut out[..lanes];
     match function {
         ChainFunction::Exp => {
-            map1_fast(x, &mut out, Element::exp_fast::<Fused>, FastPath::Exp, Element::exp::<Fused>)
+            map1_fast(x, out_lanes, Element::exp_fast::<Fused>, FastPath::Exp, Element::exp::<Fused>)
         }
-        ChainFunction::Log => map1(x, &mut out, Element::log::<Fused>),
-        ChainFunction::Tanh => map1(x, &mut out, Element::tanh::<Fused>),
-        ChainFunction::Logistic => map1(x, &mut out, Element::logistic::<Fused>),
+        ChainFunction::Log => map1(x, out_lanes, Element::log::<Fused>),
+        ChainFunction::Tanh => map1(x, out_lanes, Element::tanh::<Fused>),
+        ChainFunction::Logistic => map1(x, out_lanes, Element::logistic::<Fused>),
     };
-    load(&out)
+    load(block[0], &out)
 }
 
 /// `f(running, other)` on every register of the block, the other operand's lanes `first..`
 /// from `values`.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn each_with(block: &mut Block, values: &[f32], first: usize, f: impl Fn(__m256, __m256) -> __m256) {
-    let lanes = lanes_of(&values[first..]);
-    for (a, lanes) in block.iter_mut().zip(lanes.chunks_exact(WIDTH)) {
-        *a = f(*a, load_register(lanes));
+#[inline(always)]
+fn each_with<V: Vector>(block: &mut Block<V>, values: &[f32], first: usize, f: impl Fn(V, V) -> V) {
+    let other = load(block[0], &values[first..]);
+    for (a, b) in block.iter_mut().zip(other) {
+        *a = f(*a, b);
     }
 }
 
 /// `f(running, value)` on every register of the block.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn each_splat(block: &mut Block, value: f32, f: impl Fn(__m256, __m256) -> __m256) {
-    let value = _mm256_set1_ps(value);
+#[inline(always)]
+fn each_splat<V: Vector>(block: &mut Block<V>, value: f32, f: impl Fn(V, V) -> V) {
+    let value = block[0].splat_like(value);
     each(block, |a| f(a, value));
 }
 
 /// `f` on every register of the block.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn each(block: &mut Block, f: impl Fn(__m256) -> __m256) {
+#[inline(always)]
+fn each<V: Vector>(block: &mut Block<V>, f: impl Fn(V) -> V) {
     block.iter_mut().for_each(|a| *a = f(*a));
 }
 
-/// IEEE 754-2019 maximum, as `math::maximum`: NaN if either is, +0 for ±0. `vmaxps` returns
+/// IEEE 754-2019 maximum, as `math::maximum`: NaN if either is, +0 for ±0. `maxps` returns
 /// its second operand when either is NaN or they are equal, so the two orders agree unless
 /// one is NaN (then the unordered mask, all ones, is a NaN) or they are zeros of both signs
 /// (then their `and` is +0).
-#[target_feature(enable = "avx2")]
-#[inline]
-fn maximum(a: __m256, b: __m256) -> __m256 {
-    let both = _mm256_and_ps(_mm256_max_ps(a, b), _mm256_max_ps(b, a));
-    _mm256_or_ps(both, _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b))
+#[inline(always)]
+fn maximum<V: Vector>(a: V, b: V) -> V {
+    let both = a.max_or_second(b).and(b.max_or_second(a));
+    both.or(a.unordered(b))
 }
 
 /// IEEE 754-2019 minimum, as `math::minimum`: NaN if either is, −0 for ±0 (as `maximum`,
 /// with `or` making −0 of zeros of both signs).
-#[target_feature(enable = "avx2")]
-#[inline]
-fn minimum(a: __m256, b: __m256) -> __m256 {
-    let both = _mm256_or_ps(_mm256_min_ps(a, b), _mm256_min_ps(b, a));
-    _mm256_or_ps(both, _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b))
+#[inline(always)]
+fn minimum<V: Vector>(a: V, b: V) -> V {
+    let both = a.min_or_second(b).or(b.min_or_second(a));
+    both.or(a.unordered(b))
 }
 
 /// The sign mask when `sign_bit` holds, else 0: what `maximum_ordered` keeps of a result and
 /// `minimum_ordered` sets in one.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn ordered_mask(sign_bit: bool, sign: __m256) -> __m256 {
+#[inline(always)]
+fn ordered_mask<V: Vector>(sign_bit: bool, sign: V) -> V {
     if sign_bit {
         sign
     } else {
-        _mm256_setzero_ps()
+        sign.splat_like(0.0)
     }
 }
 
-/// `maximum(a, b)` for a `b` that is not NaN, in two instructions: `vmaxps(b, a)` is `a` when
+/// `maximum(a, b)` for a `b` that is not NaN, in two instructions: `maxps(b, a)` is `a` when
 /// `a` is NaN, and is only wrong for `a` = −0, `b` = +0; a `b` of positive sign makes the
 /// result positive, so its sign bit is then cleared (`clear` is the sign mask; else 0).
-#[target_feature(enable = "avx2")]
-#[inline]
-fn maximum_ordered(a: __m256, b: __m256, clear: __m256) -> __m256 {
-    _mm256_andnot_ps(clear, _mm256_max_ps(b, a))
-}
-
-/// `minimum(a, b)` for a `b` that is not NaN: `vminps(b, a)`, whose sign bit is set when `b`
-/// is negative (`set` is then the sign mask; else 0), which only changes `a` = +0, `b` = −0.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn minimum_ordered(a: __m256, b: __m256, set: __m256) -> __m256 {
-    _mm256_or_ps(set, _mm256_min_ps(b, a))
-}
-
-/// The first `LANES` of `values`, as an array (a chain's operands hold every block of its
-/// chunk).
 #[inline(always)]
-fn lanes_of(values: &[f32]) -> &[f32; LANES] {
-    values.first_chunk().expect("a chain's operands hold every block of its chunk")
+fn maximum_ordered<V: Vector>(a: V, b: V, clear: V) -> V {
+    clear.and_not(b.max_or_second(a))
 }
 
-/// A block of the first `LANES` of `values`.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn load(values: &[f32]) -> Block {
-    let lanes = lanes_of(values);
-    std::array::from_fn(|r| load_register(&lanes[r * WIDTH..]))
+/// `minimum(a, b)` for a `b` that is not NaN: `minps(b, a)`, whose sign bit is set when `b`
+/// is negative (`set` is then the sign mask; else 0), which only changes `a` = +0, `b` = −0.
+#[inline(always)]
+fn minimum_ordered<V: Vector>(a: V, b: V, set: V) -> V {
+    set.or(b.min_or_second(a))
 }
 
-/// A register of the first `WIDTH` of `values`.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn load_register(values: &[f32]) -> __m256 {
-    let lanes: &[f32; WIDTH] = values.first_chunk().expect("a register's lanes are in the block");
-    // SAFETY: `lanes` is `WIDTH` (8) readable `f32`s, what an unaligned 256-bit load reads.
-    unsafe { _mm256_loadu_ps(lanes.as_ptr()) }
+/// A block of the first lanes of `values` (a chain's operands hold every block of its chunk;
+/// `like` is any vector: proof of the instruction set).
+#[inline(always)]
+fn load<V: Vector>(like: V, values: &[f32]) -> Block<V> {
+    let lanes = values.get(..lanes::<V>()).expect("a chain's operands hold every block of its chunk");
+    std::array::from_fn(|r| like.load_like(&lanes[r * V::WIDTH..]))
 }
 
-/// The block stored to the first `LANES` of `out`.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn store(block: &Block, out: &mut [f32]) {
-    let lanes: &mut [f32; LANES] = out.first_chunk_mut().expect("a chain's output holds every block");
-    for (register, lanes) in block.iter().zip(lanes.chunks_exact_mut(WIDTH)) {
-        // SAFETY: `lanes` is `WIDTH` (8) writable `f32`s (`chunks_exact_mut`), what an
-        // unaligned 256-bit store writes.
-        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), *register) };
+/// The block stored to the first lanes of `out`.
+#[inline(always)]
+fn store<V: Vector>(block: &Block<V>, out: &mut [f32]) {
+    let lanes = out.get_mut(..lanes::<V>()).expect("a chain's output holds every block");
+    for (register, lanes) in block.iter().zip(lanes.chunks_exact_mut(V::WIDTH)) {
+        register.store(lanes);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::arch::x86_64::_mm256_storeu_ps;
-
     use super::*;
     use crate::exec::math::{maximum as scalar_maximum, minimum as scalar_minimum};
 
@@ -427,12 +412,19 @@ mod tests {
     const SPECIALS: [f32; 11] =
         [f32::NAN, -f32::NAN, 0.0, -0.0, 1.0, -1.0, 2.5, f32::INFINITY, f32::NEG_INFINITY, 1e-40, -1e-40];
 
-    /// The eight lanes of a register.
-    fn lanes(register: __m256) -> [f32; WIDTH] {
-        let mut lanes = [0.0; WIDTH];
-        // SAFETY: `lanes` is `WIDTH` (8) writable `f32`s.
-        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), register) };
-        lanes
+    /// A vector of each instruction set this CPU has, `f(vector)` for each: AVX2's, then
+    /// AVX-512's.
+    fn for_each_instruction_set(mut avx2: impl FnMut(Avx2), mut avx512: impl FnMut(Avx512)) {
+        use super::super::{detect_level, Level};
+        let level = detect_level();
+        if matches!(level, Level::Avx2 | Level::Avx512) {
+            // SAFETY: the CPU has AVX2 and FMA (every level above the baseline has them).
+            avx2(unsafe { Avx2::splat(0.0) });
+        }
+        if level == Level::Avx512 {
+            // SAFETY: the CPU has AVX-512.
+            avx512(unsafe { Avx512::splat(0.0) });
+        }
     }
 
     /// Whether `got` is `want` to the bit, or both are NaN.
@@ -441,35 +433,28 @@ mod tests {
     }
 
     /// The vector extrema, general and against a splat that is not NaN, match the scalar ones
-    /// (IEEE 754-2019: NaN wins, −0 below +0) on every pair of special values, either way round.
+    /// (IEEE 754-2019: NaN wins, −0 below +0) on every pair of special values, either way
+    /// round, under each instruction set.
     #[test]
     fn extrema_match_the_scalar_ones_on_every_special_pair() {
-        if !is_x86_feature_detected!("avx2") {
-            return;
-        }
-        for a in SPECIALS {
-            for b in SPECIALS {
-                // SAFETY: the CPU has AVX2 (checked above).
-                let (va, vb, sign) = unsafe { (_mm256_set1_ps(a), _mm256_set1_ps(b), _mm256_set1_ps(-0.0)) };
-                // SAFETY: as above.
-                let general = unsafe { [maximum(va, vb), minimum(va, vb)] };
-                let (max, min) = (scalar_maximum(a, b), scalar_minimum(a, b));
-                assert!(same(lanes(general[0])[0], max), "maximum({a:?}, {b:?})");
-                assert!(same(lanes(general[1])[0], min), "minimum({a:?}, {b:?})");
-                if b.is_nan() {
-                    continue;
+        fn check<V: Vector>(like: V) {
+            for a in SPECIALS {
+                for b in SPECIALS {
+                    let (va, vb, sign) = (like.splat_like(a), like.splat_like(b), like.splat_like(-0.0));
+                    let (max, min) = (scalar_maximum(a, b), scalar_minimum(a, b));
+                    assert!(same(maximum(va, vb).first(), max), "maximum({a:?}, {b:?})");
+                    assert!(same(minimum(va, vb).first(), min), "minimum({a:?}, {b:?})");
+                    if b.is_nan() {
+                        continue;
+                    }
+                    let ordered_max = maximum_ordered(va, vb, ordered_mask(b.is_sign_positive(), sign));
+                    let ordered_min = minimum_ordered(va, vb, ordered_mask(b.is_sign_negative(), sign));
+                    assert!(same(ordered_max.first(), max), "maximum_ordered({a:?}, {b:?})");
+                    assert!(same(ordered_min.first(), min), "minimum_ordered({a:?}, {b:?})");
                 }
-                // SAFETY: as above.
-                let ordered = unsafe {
-                    [
-                        maximum_ordered(va, vb, ordered_mask(b.is_sign_positive(), sign)),
-                        minimum_ordered(va, vb, ordered_mask(b.is_sign_negative(), sign)),
-                    ]
-                };
-                assert!(same(lanes(ordered[0])[0], max), "maximum_ordered({a:?}, {b:?})");
-                assert!(same(lanes(ordered[1])[0], min), "minimum_ordered({a:?}, {b:?})");
             }
         }
+        for_each_instruction_set(check, check);
     }
 
     /// The nodes a test chain reads: `x` and `y` (node 0 and 1), a splat (2), a row vector
@@ -509,12 +494,30 @@ mod tests {
     /// block; a NaN splat; rows of whole blocks reading row and per-row operands, and starting
     /// from them), chains longer than the steps kept on the stack, chunks of one block, of
     /// whole blocks and with a last block that overlaps the one before, on values with NaN,
-    /// ±0, ±∞, denormals and arguments that overflow.
+    /// ±0, ±∞, denormals and arguments that overflow; under each instruction set.
     #[test]
     fn random_chains_match_scalar_code() {
-        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
-            return;
-        }
+        for_each_instruction_set(
+            // SAFETY (both): a vector of the instruction set exists, so the CPU has it.
+            |_| {
+                random_chains(AVX2_LANES, |start, links, sides, nodes, out, row_len| unsafe {
+                    Avx2::chain(start, links, sides, nodes, out, row_len)
+                })
+            },
+            |_| {
+                random_chains(AVX512_LANES, |start, links, sides, nodes, out, row_len| unsafe {
+                    Avx512::chain(start, links, sides, nodes, out, row_len)
+                })
+            },
+        );
+    }
+
+    /// The chains of `random_chains_match_scalar_code` through `kernel`, which computes
+    /// `lanes` at once.
+    fn random_chains(
+        lanes: usize,
+        kernel: impl Fn(ChainOperand<'_, f32>, &[Link], &[Side], &Nodes<'_>, &mut [f32], usize) -> Option<bool>,
+    ) {
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = move |below: usize| {
             state ^= state << 13;
@@ -537,14 +540,15 @@ mod tests {
             _ => Link::Binary { op: ops[next(6)], other: next(readable), running_left: next(2) == 0 },
         };
         for case in 0..400 {
-            let (rows, row_len) = [(1, 64), (1, 100), (1, 1000), (2, 64), (3, 128)][case % 5];
+            let (rows, row_len) =
+                [(1, lanes), (1, lanes + 36), (1, 1000), (2, lanes), (3, 2 * lanes)][case % 5];
             let len = rows * row_len;
             let x: Vec<f32> = (0..len).map(|_| value(&mut next)).collect();
             let y: Vec<f32> = (0..len).map(|_| value(&mut next)).collect();
             let v: Vec<f32> = (0..row_len).map(|_| value(&mut next)).collect();
             let w: Vec<f32> = (0..rows).map(|_| value(&mut next)).collect();
             let splat = if next(8) == 0 { f32::NAN } else { value(&mut next) };
-            let row_forms = row_len % LANES == 0;
+            let row_forms = row_len % lanes == 0;
             let nodes = Nodes([
                 ChainOperand::Chunk(Operand::Values(&x)),
                 ChainOperand::Chunk(Operand::Values(&y)),
@@ -569,8 +573,7 @@ mod tests {
             // Mostly from x; with rows of whole blocks, sometimes from the row or per-row values.
             let start = if row_forms && next(3) == 0 { 3 + next(2) } else { 0 };
             let mut out = vec![0.0; len];
-            // SAFETY: the CPU has AVX2 and FMA (checked above).
-            let splat_result = unsafe { chain(nodes.0[start], &links, &sides, &nodes, &mut out, row_len) };
+            let splat_result = kernel(nodes.0[start], &links, &sides, &nodes, &mut out, row_len);
             assert_eq!(splat_result, Some(false), "case {case}");
             for (k, &got) in out.iter().enumerate() {
                 let (r, i) = (k / row_len, k % row_len);

@@ -1,0 +1,223 @@
+//! The vector registers the chain kernel computes in, one type per instruction set: AVX2's
+//! eight `f32` lanes and AVX-512's sixteen. A value of either is proof that the CPU has its
+//! instruction set (only the unsafe [`Vector::splat`] and [`Vector::load`] make one), so the
+//! arithmetic on it is safe. Each method is one instruction, inlined into the kernel's
+//! instance compiled for the same instruction set.
+
+use std::arch::x86_64::{
+    __m256, __m512, _mm256_add_ps, _mm256_and_ps, _mm256_andnot_ps, _mm256_cmp_ps, _mm256_cvtss_f32,
+    _mm256_div_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps, _mm256_mul_ps, _mm256_or_ps,
+    _mm256_set1_ps, _mm256_storeu_ps, _mm256_sub_ps, _mm256_xor_ps, _mm512_add_ps, _mm512_and_ps,
+    _mm512_andnot_ps, _mm512_castsi512_ps, _mm512_cmp_ps_mask, _mm512_cvtss_f32, _mm512_div_ps,
+    _mm512_loadu_ps, _mm512_max_ps, _mm512_min_ps, _mm512_movm_epi32, _mm512_mul_ps, _mm512_or_ps,
+    _mm512_set1_ps, _mm512_storeu_ps, _mm512_sub_ps, _mm512_xor_ps, _CMP_UNORD_Q,
+};
+
+use super::chain_kernel::{self, map_function, Block};
+use super::{ChainOperand, ChainOperands};
+use crate::exec::loop_program::chains::{ChainFunction, Link, Side};
+
+/// A vector of `f32` lanes and the instructions the chain kernel computes with.
+pub(super) trait Vector: Copy {
+    /// Its lanes.
+    const WIDTH: usize;
+
+    /// `value` in every lane.
+    ///
+    /// # Safety
+    /// The CPU has the instruction set of `Self`.
+    unsafe fn splat(value: f32) -> Self;
+
+    /// The first [`Vector::WIDTH`] of `values`.
+    ///
+    /// # Safety
+    /// The CPU has the instruction set of `Self`.
+    unsafe fn load(values: &[f32]) -> Self;
+
+    /// `value` in every lane, safely: `self` is proof of the instruction set.
+    #[inline(always)]
+    fn splat_like(self, value: f32) -> Self {
+        // SAFETY: `self` exists, so the CPU has the instruction set.
+        unsafe { Self::splat(value) }
+    }
+
+    /// The first [`Vector::WIDTH`] of `values`, safely: `self` is proof of the instruction set.
+    #[inline(always)]
+    fn load_like(self, values: &[f32]) -> Self {
+        // SAFETY: `self` exists, so the CPU has the instruction set.
+        unsafe { Self::load(values) }
+    }
+
+    /// The lanes stored to the first [`Vector::WIDTH`] of `out`.
+    fn store(self, out: &mut [f32]);
+
+    /// The first lane.
+    fn first(self) -> f32;
+
+    fn add(self, other: Self) -> Self;
+    fn sub(self, other: Self) -> Self;
+    fn mul(self, other: Self) -> Self;
+    fn div(self, other: Self) -> Self;
+
+    /// `maxps`: `other` where either is NaN or they are equal (so ±0 takes `other`).
+    fn max_or_second(self, other: Self) -> Self;
+
+    /// `minps`: as [`Vector::max_or_second`].
+    fn min_or_second(self, other: Self) -> Self;
+
+    fn and(self, other: Self) -> Self;
+    fn or(self, other: Self) -> Self;
+    fn xor(self, other: Self) -> Self;
+
+    /// `!self & other`, bitwise.
+    fn and_not(self, other: Self) -> Self;
+
+    /// All bits set in the lanes where either is NaN, else 0.
+    fn unordered(self, other: Self) -> Self;
+
+    /// `function` on every lane of `block`, by the kernel's [`map_function`] compiled for the
+    /// instruction set of `Self` (out of line: the function needs registers of its own).
+    fn apply_function(block: Block<Self>, function: ChainFunction) -> Block<Self>;
+
+    /// The kernel's [`chain_kernel::chain`] in registers of `Self`, compiled for its
+    /// instruction set.
+    ///
+    /// # Safety
+    /// The CPU has the instruction set of `Self`.
+    unsafe fn chain(
+        start: ChainOperand<'_, f32>,
+        links: &[Link],
+        sides: &[Side],
+        operands: &impl ChainOperands<f32>,
+        out: &mut [f32],
+        row_len: usize,
+    ) -> Option<bool>;
+}
+
+/// Implements [`Vector`] for an instruction set's register type from its intrinsics.
+macro_rules! vector {
+    ($name:ident, $register:ty, $width:literal, $features:literal, $splat:ident, $load:ident, $store:ident,
+        $first:ident, $add:ident, $sub:ident, $mul:ident, $div:ident, $max:ident, $min:ident, $and:ident,
+        $or:ident, $xor:ident, $and_not:ident, |$a:ident, $b:ident| $unordered:expr) => {
+        #[doc = concat!("A register of ", stringify!($width), " `f32` lanes (", $features, ").")]
+        #[derive(Clone, Copy)]
+        pub(super) struct $name($register);
+
+        impl Vector for $name {
+            const WIDTH: usize = $width;
+
+            #[inline(always)]
+            unsafe fn splat(value: f32) -> Self {
+                // SAFETY: the caller's CPU has the instruction set.
+                Self(unsafe { $splat(value) })
+            }
+
+            #[inline(always)]
+            unsafe fn load(values: &[f32]) -> Self {
+                let lanes: &[f32; $width] = values.first_chunk().expect("a register's lanes are in the values");
+                // SAFETY: `lanes` is a register's readable `f32`s, what an unaligned load
+                // reads; the caller's CPU has the instruction set.
+                Self(unsafe { $load(lanes.as_ptr()) })
+            }
+
+            #[inline(always)]
+            fn store(self, out: &mut [f32]) {
+                let lanes: &mut [f32; $width] = out.first_chunk_mut().expect("a register's lanes are in `out`");
+                // SAFETY: `lanes` is a register's writable `f32`s, what an unaligned store
+                // writes; `self` exists, so the CPU has the instruction set.
+                unsafe { $store(lanes.as_mut_ptr(), self.0) }
+            }
+
+            #[inline(always)]
+            fn first(self) -> f32 {
+                // SAFETY: `self` exists, so the CPU has the instruction set (as in every
+                // method below).
+                unsafe { $first(self.0) }
+            }
+
+            vector!(@binary $add add, $sub sub, $mul mul, $div div, $max max_or_second, $min min_or_second,
+                $and and, $or or, $xor xor, $and_not and_not);
+
+            #[inline(always)]
+            fn unordered(self, other: Self) -> Self {
+                let ($a, $b) = (self.0, other.0);
+                // SAFETY: as above.
+                Self(unsafe { $unordered })
+            }
+
+            fn apply_function(block: Block<Self>, function: ChainFunction) -> Block<Self> {
+                #[target_feature(enable = $features)]
+                #[inline(never)]
+                fn compiled(block: Block<$name>, function: ChainFunction) -> Block<$name> {
+                    map_function(block, function)
+                }
+                // SAFETY: `block` exists, so the CPU has the instruction set.
+                unsafe { compiled(block, function) }
+            }
+
+            #[target_feature(enable = $features)]
+            unsafe fn chain(
+                start: ChainOperand<'_, f32>,
+                links: &[Link],
+                sides: &[Side],
+                operands: &impl ChainOperands<f32>,
+                out: &mut [f32],
+                row_len: usize,
+            ) -> Option<bool> {
+                // SAFETY: the caller's CPU has the instruction set.
+                unsafe { chain_kernel::chain::<$name>(start, links, sides, operands, out, row_len) }
+            }
+        }
+    };
+    (@binary $($intrinsic:ident $method:ident),*) => {$(
+        #[inline(always)]
+        fn $method(self, other: Self) -> Self {
+            // SAFETY: `self` exists, so the CPU has the instruction set.
+            Self(unsafe { $intrinsic(self.0, other.0) })
+        }
+    )*};
+}
+
+vector!(
+    Avx2,
+    __m256,
+    8,
+    "avx2,fma",
+    _mm256_set1_ps,
+    _mm256_loadu_ps,
+    _mm256_storeu_ps,
+    _mm256_cvtss_f32,
+    _mm256_add_ps,
+    _mm256_sub_ps,
+    _mm256_mul_ps,
+    _mm256_div_ps,
+    _mm256_max_ps,
+    _mm256_min_ps,
+    _mm256_and_ps,
+    _mm256_or_ps,
+    _mm256_xor_ps,
+    _mm256_andnot_ps,
+    |a, b| _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b)
+);
+
+vector!(
+    Avx512,
+    __m512,
+    16,
+    "avx512f,avx512vl,avx512bw,avx512dq,fma",
+    _mm512_set1_ps,
+    _mm512_loadu_ps,
+    _mm512_storeu_ps,
+    _mm512_cvtss_f32,
+    _mm512_add_ps,
+    _mm512_sub_ps,
+    _mm512_mul_ps,
+    _mm512_div_ps,
+    _mm512_max_ps,
+    _mm512_min_ps,
+    _mm512_and_ps,
+    _mm512_or_ps,
+    _mm512_xor_ps,
+    _mm512_andnot_ps,
+    |a, b| _mm512_castsi512_ps(_mm512_movm_epi32(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, b)))
+);
