@@ -18,16 +18,14 @@ use crate::exec::loop_program::chains::{ChainFunction, ChainOp, Link, Side, MAX_
 use crate::exec::math::{FastPath, Fused};
 
 /// The registers of a block: eight of AVX2's sixteen (of AVX-512's 32), so the links have
-/// eight left for their temporaries (maximum and minimum use three).
-const REGISTERS: usize = 8;
+/// eight left for their temporaries (maximum and minimum use three). (Sixteen of AVX-512's
+/// registers ran GELU three to five times as slowly.)
+pub(super) const REGISTERS: usize = 8;
 
 /// The lanes of a block of `V`.
 const fn lanes<V: Vector>() -> usize {
     REGISTERS * V::WIDTH
 }
-
-/// The lanes of the widest block.
-const MAX_LANES: usize = REGISTERS * 16;
 
 /// The lanes a chain computes at once under AVX2.
 pub(super) const AVX2_LANES: usize = lanes::<Avx2>();
@@ -39,7 +37,7 @@ pub(super) const AVX512_LANES: usize = lanes::<Avx512>();
 pub(super) type Block<V> = [V; REGISTERS];
 
 /// The current block of each side run, stored for the links that read it.
-type SideLanes = [[f32; MAX_LANES]; MAX_SIDES];
+type SideLanes<V> = [<V as Vector>::Lanes; MAX_SIDES];
 
 /// The links of a chain resolved on the stack; a longer chain's are allocated.
 const STACK_STEPS: usize = 24;
@@ -142,7 +140,7 @@ macro_rules! steps {
             block: &mut Block<V>,
             [first, lane, row]: [usize; 3],
             sign: V,
-            sides: &SideLanes,
+            sides: &SideLanes<V>,
         ) {
             match step {
                 Step::Neg => each(block, |a| a.xor(sign)),
@@ -165,8 +163,8 @@ macro_rules! steps {
                     Step::$row_right(values) => each_with(block, values, lane, |a, b| $f(b, a)),
                     Step::$per_row(values) => each_splat(block, values[row], |a, b| $f(a, b)),
                     Step::$per_row_right(values) => each_splat(block, values[row], |a, b| $f(b, a)),
-                    Step::$side(side) => each_with(block, &sides[side], 0, |a, b| $f(a, b)),
-                    Step::$side_right(side) => each_with(block, &sides[side], 0, |a, b| $f(b, a)),
+                    Step::$side(side) => each_with(block, sides[side].as_ref(), 0, |a, b| $f(a, b)),
+                    Step::$side_right(side) => each_with(block, sides[side].as_ref(), 0, |a, b| $f(b, a)),
                 )*
             }
         }
@@ -252,7 +250,7 @@ pub(super) unsafe fn chain<V: Vector>(
     let rows = !matches!(start, ChainOperand::Chunk(_)) || all_steps.iter().any(|step| step.reads_rows());
     // SAFETY: the caller's CPU has the instruction set; every vector is made from this one.
     let sign = unsafe { V::splat(-0.0) };
-    let mut side_lanes: SideLanes = [[0.0; MAX_LANES]; MAX_SIDES];
+    let mut side_lanes: SideLanes<V> = [V::ZEROED; MAX_SIDES];
     let (mut next, mut lane, mut row) = (0, 0, 0);
     loop {
         let first = next.min(last);
@@ -262,7 +260,7 @@ pub(super) unsafe fn chain<V: Vector>(
                 apply(step, &mut block, [first, lane, row], sign, &side_lanes);
             }
             match side {
-                Some(side) => store(&block, &mut side_lanes[side]),
+                Some(side) => store(&block, side_lanes[side].as_mut()),
                 None if splat => {
                     out[0] = block[0].first();
                     return Some(true);
@@ -303,11 +301,9 @@ fn start_block<V: Vector>(like: V, start: ChainOperand<'_, f32>, [first, lane, r
 /// registers stay the block's (a block passed by reference stayed in memory across every link).
 #[inline(always)]
 pub(super) fn map_function<V: Vector>(block: Block<V>, function: ChainFunction) -> Block<V> {
-    let lanes = lanes::<V>();
-    let mut values = [0.0f32; MAX_LANES];
-    store(&block, &mut values);
-    let (x, mut out) = (Operand::Values(&values[..lanes]), [0.0f32; MAX_LANES]);
-    let out_lanes = &mut out[..lanes];
+    let (mut values, mut out) = (V::ZEROED, V::ZEROED);
+    store(&block, values.as_mut());
+    let (x, out_lanes) = (Operand::Values(values.as_ref()), out.as_mut());
     match function {
         ChainFunction::Exp => {
             map1_fast(x, out_lanes, Element::exp_fast::<Fused>, FastPath::Exp, Element::exp::<Fused>)
@@ -316,7 +312,7 @@ pub(super) fn map_function<V: Vector>(block: Block<V>, function: ChainFunction) 
         ChainFunction::Tanh => map1(x, out_lanes, Element::tanh::<Fused>),
         ChainFunction::Logistic => map1(x, out_lanes, Element::logistic::<Fused>),
     };
-    load(block[0], &out)
+    load(block[0], out.as_ref())
 }
 
 /// `f(running, other)` on every register of the block, the other operand's lanes `first..`

@@ -13,7 +13,7 @@ use std::arch::x86_64::{
     _mm512_set1_ps, _mm512_storeu_ps, _mm512_sub_ps, _mm512_xor_ps, _CMP_UNORD_Q,
 };
 
-use super::chain_kernel::{self, map_function, Block};
+use super::chain_kernel::{self, map_function, Block, REGISTERS};
 use super::{ChainOperand, ChainOperands};
 use crate::exec::loop_program::chains::{ChainFunction, Link, Side};
 
@@ -21,6 +21,12 @@ use crate::exec::loop_program::chains::{ChainFunction, Link, Side};
 pub(super) trait Vector: Copy {
     /// Its lanes.
     const WIDTH: usize;
+
+    /// A block's lanes in memory (`REGISTERS · WIDTH` of them).
+    type Lanes: Copy + AsRef<[f32]> + AsMut<[f32]>;
+
+    /// A block's lanes, zeroed.
+    const ZEROED: Self::Lanes;
 
     /// `value` in every lane.
     ///
@@ -105,6 +111,10 @@ macro_rules! vector {
 
         impl Vector for $name {
             const WIDTH: usize = $width;
+
+            type Lanes = [f32; REGISTERS * $width];
+
+            const ZEROED: Self::Lanes = [0.0; REGISTERS * $width];
 
             #[inline(always)]
             unsafe fn splat(value: f32) -> Self {
