@@ -36,6 +36,9 @@ const MIN_LINKS: usize = 2;
 /// of the function over the chunk unless enough cheap links share the chain. `exp(x − 3)`
 /// as a chain of 2 took 1.40 against 0.98 ms node by node on two threads, and row softmax
 /// (its `exp(x − m)` a chain) 2.29 against 1.55 ms; GELU's chain of 8 is its fastest form.
+/// With AVX-512 chains (128 lanes) a chain of 2 ran `x·logistic(x)` faster (fastest of 300:
+/// 1.50–1.71 against 1.96–2.02 ms, three alternated rounds), `exp(x − 3)` the same and
+/// softmax slower in two rounds of three (2.61–2.71 against 1.96–2.19 ms): kept at 4.
 const MIN_LINKS_WITH_FUNCTION: usize = 4;
 
 /// One link of a chain: an op on the running value and, for a binary op, the node of its
