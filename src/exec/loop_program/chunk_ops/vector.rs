@@ -1,8 +1,9 @@
 //! The vector registers the chain kernel computes in, one type per instruction set: AVX2's
 //! eight `f32` lanes and AVX-512's sixteen. A value of either is proof that the CPU has its
 //! instruction set (only the unsafe [`Vector::splat`] and [`Vector::load`] make one), so the
-//! arithmetic on it is safe. Each method is one instruction, inlined into the kernel's
-//! instance compiled for the same instruction set.
+//! arithmetic on it is safe. Each method is an instruction or two (AVX-512's `unordered`
+//! compares into a mask, then widens it), inlined into the kernel's instance compiled for the
+//! same instruction set.
 
 use std::arch::x86_64::{
     __m256, __m512, _mm256_add_ps, _mm256_and_ps, _mm256_andnot_ps, _mm256_cmp_ps, _mm256_cvtss_f32,
