@@ -7,7 +7,7 @@ use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::exec::element::{convert as convert_element, with_binary_fn, Element};
 use crate::exec::math::{FastPath, Fused, MulAdd, Separate};
 
-use super::chains::{Link, Side};
+use super::chains::Chain;
 
 /// An operand of a chunk op: one value for every element, or a slice of the chunk's length.
 #[derive(Clone, Copy)]
@@ -531,17 +531,16 @@ pub(super) fn chain_lanes() -> Option<usize> {
     }
 }
 
-/// A chain's value over the chunk (see `chains.rs`): `start` taken through every link in
-/// order, a block of [`chain_lanes`] lanes at a time, each block kept in vector registers
-/// from the first link to the last, each side run's block (`sides`) computed before it. The
+/// A chain's value over the chunk (see `chains.rs`): its start (`operands`' values of that
+/// node) taken through every link in order, a block of [`chain_lanes`] lanes at a time, each
+/// block kept in vector registers from the first link to the last, each side run's block
+/// computed before it. The
 /// chunk is rows of `row_len`; it needs `out.len()` of at least a block unless every operand
 /// is a splat, and rows of whole blocks if an operand (the start among them) is of a row
 /// form. Returns whether the result is a splat, or `None` where this CPU computes no chains
 /// (or no such sides).
 pub(super) fn chain(
-    start: ChainOperand<'_, f32>,
-    links: &[Link],
-    sides: &[Side],
+    chain: &Chain,
     operands: &impl ChainOperands<f32>,
     out: &mut [f32],
     row_len: usize,
@@ -549,16 +548,12 @@ pub(super) fn chain(
     match level() {
         // SAFETY: `level()` found the CPU supports AVX-512 and FMA.
         #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => unsafe {
-            <vector::Avx512 as vector::Vector>::chain(start, links, sides, operands, out, row_len)
-        },
+        Level::Avx512 => unsafe { <vector::Avx512 as vector::Vector>::chain(chain, operands, out, row_len) },
         // SAFETY: `level()` found the CPU supports AVX2 and FMA.
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe {
-            <vector::Avx2 as vector::Vector>::chain(start, links, sides, operands, out, row_len)
-        },
+        Level::Avx2 => unsafe { <vector::Avx2 as vector::Vector>::chain(chain, operands, out, row_len) },
         Level::Baseline => {
-            let _ = (start, links, sides, operands, out, row_len);
+            let _ = (chain, operands, out, row_len);
             None
         }
     }

@@ -1103,10 +1103,9 @@ unsafe fn evaluate_chain(
         return None;
     }
     let operands = ChunkValues { values, chunk };
-    let start = operands.operand(chain.start);
     // SAFETY: the caller's guarantee: `out` points to the chunk's `f32`s, only this uses.
     let out_values = unsafe { std::slice::from_raw_parts_mut(out.cast::<f32>(), chunk.count()) };
-    let splat = chunk_ops::chain(start, &chain.links, &chain.sides, &operands, out_values, chunk.len)?;
+    let splat = chunk_ops::chain(chain, &operands, out_values, chunk.len)?;
     Some(Values { ptr: out.cast_const(), form: if splat { Form::Splat } else { Form::Chunk } })
 }
 

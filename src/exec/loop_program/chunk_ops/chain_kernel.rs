@@ -14,7 +14,7 @@
 use super::vector::{Avx2, Avx512, Vector};
 use super::{map1, map1_fast, ChainOperand, ChainOperands, Operand};
 use crate::exec::element::Element;
-use crate::exec::loop_program::chains::{ChainFunction, ChainOp, Link, Side, MAX_SIDES};
+use crate::exec::loop_program::chains::{Chain, ChainFunction, ChainOp, Link, MAX_SIDES};
 use crate::exec::math::{FastPath, Fused};
 
 /// The registers of a block: eight of AVX2's sixteen (of AVX-512's 32), so the links have
@@ -196,13 +196,12 @@ steps! {
 /// set: [`Vector::chain`].)
 #[inline(always)]
 pub(super) unsafe fn chain<V: Vector>(
-    start: ChainOperand<'_, f32>,
-    links: &[Link],
-    sides: &[Side],
+    chain: &Chain,
     operands: &impl ChainOperands<f32>,
     out: &mut [f32],
     row_len: usize,
 ) -> Option<bool> {
+    let (start, links, sides) = (operands.operand(chain.start), &chain.links[..], &chain.sides[..]);
     let len = out.len();
     if sides.len() > MAX_SIDES {
         return None;
@@ -402,6 +401,7 @@ fn store<V: Vector>(block: &Block<V>, out: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::loop_program::chains::Side;
     use crate::exec::math::{maximum as scalar_maximum, minimum as scalar_minimum};
 
     /// Every kind of `f32` that maximum and minimum treat apart.
@@ -496,13 +496,13 @@ mod tests {
         for_each_instruction_set(
             // SAFETY (both): a vector of the instruction set exists, so the CPU has it.
             |_| {
-                random_chains(AVX2_LANES, |start, links, sides, nodes, out, row_len| unsafe {
-                    Avx2::chain(start, links, sides, nodes, out, row_len)
+                random_chains(AVX2_LANES, |chain, nodes, out, row_len| unsafe {
+                    Avx2::chain(chain, nodes, out, row_len)
                 })
             },
             |_| {
-                random_chains(AVX512_LANES, |start, links, sides, nodes, out, row_len| unsafe {
-                    Avx512::chain(start, links, sides, nodes, out, row_len)
+                random_chains(AVX512_LANES, |chain, nodes, out, row_len| unsafe {
+                    Avx512::chain(chain, nodes, out, row_len)
                 })
             },
         );
@@ -510,10 +510,7 @@ mod tests {
 
     /// The chains of `random_chains_match_scalar_code` through `kernel`, which computes
     /// `lanes` at once.
-    fn random_chains(
-        lanes: usize,
-        kernel: impl Fn(ChainOperand<'_, f32>, &[Link], &[Side], &Nodes<'_>, &mut [f32], usize) -> Option<bool>,
-    ) {
+    fn random_chains(lanes: usize, kernel: impl Fn(&Chain, &Nodes<'_>, &mut [f32], usize) -> Option<bool>) {
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = move |below: usize| {
             state ^= state << 13;
@@ -568,8 +565,10 @@ mod tests {
             let links: Vec<Link> = (0..count).map(|_| random_link(&mut next, 5 + side_count)).collect();
             // Mostly from x; with rows of whole blocks, sometimes from the row or per-row values.
             let start = if row_forms && next(3) == 0 { 3 + next(2) } else { 0 };
+            let chain = Chain { start, links, sides };
+            let (links, sides) = (&chain.links, &chain.sides);
             let mut out = vec![0.0; len];
-            let splat_result = kernel(nodes.0[start], &links, &sides, &nodes, &mut out, row_len);
+            let splat_result = kernel(&chain, &nodes, &mut out, row_len);
             assert_eq!(splat_result, Some(false), "case {case}");
             for (k, &got) in out.iter().enumerate() {
                 let (r, i) = (k / row_len, k % row_len);

@@ -15,8 +15,8 @@ use std::arch::x86_64::{
 };
 
 use super::chain_kernel::{self, map_function, Block, REGISTERS};
-use super::{ChainOperand, ChainOperands};
-use crate::exec::loop_program::chains::{ChainFunction, Link, Side};
+use super::ChainOperands;
+use crate::exec::loop_program::chains::{Chain, ChainFunction};
 
 /// A vector of `f32` lanes and the instructions the chain kernel computes with.
 pub(super) trait Vector: Copy {
@@ -92,9 +92,7 @@ pub(super) trait Vector: Copy {
     /// # Safety
     /// The CPU has the instruction set of `Self`.
     unsafe fn chain(
-        start: ChainOperand<'_, f32>,
-        links: &[Link],
-        sides: &[Side],
+        chain: &Chain,
         operands: &impl ChainOperands<f32>,
         out: &mut [f32],
         row_len: usize,
@@ -168,15 +166,13 @@ macro_rules! vector {
 
             #[target_feature(enable = $features)]
             unsafe fn chain(
-                start: ChainOperand<'_, f32>,
-                links: &[Link],
-                sides: &[Side],
+                chain: &Chain,
                 operands: &impl ChainOperands<f32>,
                 out: &mut [f32],
                 row_len: usize,
             ) -> Option<bool> {
                 // SAFETY: the caller's CPU has the instruction set.
-                unsafe { chain_kernel::chain::<$name>(start, links, sides, operands, out, row_len) }
+                unsafe { chain_kernel::chain::<$name>(chain, operands, out, row_len) }
             }
         }
     };
