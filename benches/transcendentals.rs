@@ -1,7 +1,7 @@
 //! Transcendental element-wise ops on `f32[4096, 1024]` into a reused output (`execute_into`):
-//! `exp`, `log`, `tanh`, `logistic`, GELU's tanh form and `sin`, each fused into one loop,
-//! beside a parallel copy of the same bytes (rayon over rows, as the hand loops of
-//! `benches/workloads.rs`): the bound a memory-bound element-wise op can reach.
+//! `exp`, `log`, `tanh`, `logistic`, GELU's tanh form, `sin` and `pow` (to a constant power),
+//! each fused into one loop, beside a parallel copy of the same bytes (rayon over rows, as the
+//! hand loops of `benches/workloads.rs`): the bound a memory-bound element-wise op can reach.
 //!
 //! Before timing, each op's result is checked against std's `f64` functions.
 //!
@@ -41,6 +41,7 @@ const OPS: &[Op] = &[
     ("logistic", logistic, |x| 1.0 / (1.0 + (-x).exp())),
     ("gelu_tanh", gelu, gelu_f64),
     ("sin", sin, f64::sin),
+    ("pow", |x| pow(x, x.builder().constant_r0(2.5f32), &[]), |x| x.powf(2.5)),
 ];
 
 fn transcendentals(c: &mut Criterion) {

@@ -26,11 +26,21 @@ fn two_product(a: f64, b: f64) -> (f64, f64) {
     (p, ((ah * bh - p) + ah * bl + al * bh) + al * bl)
 }
 
-/// `ln a` as `hi + lo`, for positive finite `a`, to about 2⁻⁶⁵ relative. A denormal `a` is
+/// `a.split_exponent()` for any positive finite `a` (`m` in [√½, √2)): a denormal `a` is
 /// scaled by 2⁵⁴ into the normal range, the scale taken back in the exponent (exactly: an
-/// integer added to it).
+/// integer added to it). Only an `f64` base needs it: an `f32` widened is never denormal.
 #[inline(always)]
-fn log_extended<M: MulAdd>(a: f64) -> (f64, f64) {
+fn split_any_exponent(a: f64) -> (f64, f64) {
+    const TWO_POW_54: f64 = 18_014_398_509_481_984.0;
+    let denormal = a < f64::MIN_POSITIVE;
+    let (m, e) = select(denormal, a * TWO_POW_54, a).split_exponent();
+    (m, e + select(denormal, -54.0, 0.0))
+}
+
+/// `ln(m·2^e)` as `hi + lo`, for `(m, e)` split as by [`Real::split_exponent`], to about 2⁻⁶⁵
+/// relative.
+#[inline(always)]
+fn log_extended<M: MulAdd>((m, e): (f64, f64)) -> (f64, f64) {
     const LN2_HI: f64 = 6.931_471_803_691_238_2e-1; // 32 significant bits: e·LN2_HI is exact
     const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     const R: &[f64] = &[
@@ -42,10 +52,6 @@ fn log_extended<M: MulAdd>(a: f64) -> (f64, f64) {
         0.153_127_834_610_468_86,
         0.148_142_016_296_259_67,
     ];
-    const TWO_POW_54: f64 = 18_014_398_509_481_984.0;
-    let denormal = a < f64::MIN_POSITIVE;
-    let (m, e) = select(denormal, a * TWO_POW_54, a).split_exponent();
-    let e = e + select(denormal, -54.0, 0.0);
     let f = m - 1.0; // exact
                      // ln m = 2·atanh s, s = f / (2 + f) = 2s + s³·r(s²); 2s is carried as hi + lo.
     let d = 2.0 + f;
@@ -81,7 +87,7 @@ impl Pow for f32 {
 
     #[inline(always)]
     fn pow_magnitude<M: MulAdd>(a: f32, y: f32) -> f32 {
-        let (hi, lo) = log_extended::<M>(f64::from(a));
+        let (hi, lo) = log_extended::<M>(f64::from(a).split_exponent());
         ftz(exp::<f64, M>(f64::from(y) * (hi + lo)) as f32)
     }
 }
@@ -95,7 +101,7 @@ impl Pow for f64 {
         // (|ln a| ≥ 2⁻⁵³): clamping keeps Dekker's splits finite.
         let y = select(y.abs() > 1.267_650_600_228_229_4e30, 1.267_650_600_228_229_4e30.copysign(y), y);
         // A denormal base keeps its value (XLA reads any as 2⁻¹⁰⁷⁵).
-        let (hi, lo) = log_extended::<M>(a);
+        let (hi, lo) = log_extended::<M>(split_any_exponent(a));
         let (p, p_lo) = two_product(y, hi);
         // Past ±1000 the result is 0 or ∞ whatever the low part (which may be NaN there).
         let p_lo = select(p.abs() < 1000.0, p_lo + y * lo, 0.0);
