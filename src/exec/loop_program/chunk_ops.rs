@@ -125,6 +125,18 @@ fn map3<A: Copy, T: Copy, U>(
     false
 }
 
+/// `inlined!(f::<M>(x, …))`: `Element::f::<M>` as a closure that LLVM must inline into the
+/// loop that calls it, inside each instruction set's code. Left to its choice, the largest
+/// bodies were called once per element outside that code, each FMA a libm call: f32 `pow`
+/// over 4 Mi elements took 141 ms (170 times a copy), f64 `erf` over 2 Mi 195 ms and f64
+/// `cbrt` 28 ms.
+macro_rules! inlined {
+    ($f:ident::<$m:ty>($($arg:ident),+)) => {
+        #[inline(always)]
+        |$($arg),+| Element::$f::<$m>($($arg),+)
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod chain_kernel;
 #[cfg(target_arch = "x86_64")]
@@ -201,21 +213,6 @@ macro_rules! dispatched {
     )*};
 }
 
-/// `Element::$f::<M>` as a closure that LLVM must inline into the loop that calls it, inside
-/// each instruction set's code. Left to its choice, the largest bodies were called once per
-/// element outside that code, each FMA a libm call: f32 `pow` over 4 Mi elements took 141 ms
-/// (170 times a copy), f64 `erf` over 2 Mi 195 ms and f64 `cbrt` 28 ms.
-macro_rules! inlined {
-    ($f:ident) => {
-        #[inline(always)]
-        |x| Element::$f::<M>(x)
-    };
-    ($f:ident, 2) => {
-        #[inline(always)]
-        |x, y| Element::$f::<M>(x, y)
-    };
-}
-
 dispatched! {
 /// A unary op other than `is-finite` (which changes the type; see [`is_finite`]).
 fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
@@ -223,12 +220,12 @@ fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
     match op {
         Neg => map1(x, out, Element::neg),
         Abs => map1(x, out, Element::abs),
-        Exp => map1_fast(x, out, inlined!(exp_fast), FastPath::Exp, inlined!(exp)),
-        Log => map1(x, out, inlined!(log)),
-        Log1p => map1(x, out, inlined!(log1p)),
-        Expm1 => map1(x, out, inlined!(expm1)),
-        Tanh => map1(x, out, inlined!(tanh)),
-        Logistic => map1(x, out, inlined!(logistic)),
+        Exp => map1_fast(x, out, inlined!(exp_fast::<M>(x)), FastPath::Exp, inlined!(exp::<M>(x))),
+        Log => map1(x, out, inlined!(log::<M>(x))),
+        Log1p => map1(x, out, inlined!(log1p::<M>(x))),
+        Expm1 => map1(x, out, inlined!(expm1::<M>(x))),
+        Tanh => map1(x, out, inlined!(tanh::<M>(x))),
+        Logistic => map1(x, out, inlined!(logistic::<M>(x))),
         Sqrt => map1(x, out, Element::sqrt),
         Rsqrt => map1(x, out, Element::rsqrt),
         Sign => map1(x, out, Element::sign),
@@ -236,11 +233,11 @@ fn unary<T: Element>(op: UnaryOp, x: Operand<'_, T>, out: &mut [T]) -> bool {
         Ceil => map1(x, out, Element::ceil),
         Round => map1(x, out, Element::round),
         RoundNearestEven => map1(x, out, Element::round_nearest_even),
-        Sin => map1_fast(x, out, inlined!(sin_fast), FastPath::Trig, inlined!(sin)),
-        Cos => map1_fast(x, out, inlined!(cos_fast), FastPath::Trig, inlined!(cos)),
-        Tan => map1_fast(x, out, inlined!(tan_fast), FastPath::Trig, inlined!(tan)),
-        Erf => map1(x, out, inlined!(erf)),
-        Cbrt => map1(x, out, inlined!(cbrt)),
+        Sin => map1_fast(x, out, inlined!(sin_fast::<M>(x)), FastPath::Trig, inlined!(sin::<M>(x))),
+        Cos => map1_fast(x, out, inlined!(cos_fast::<M>(x)), FastPath::Trig, inlined!(cos::<M>(x))),
+        Tan => map1_fast(x, out, inlined!(tan_fast::<M>(x)), FastPath::Trig, inlined!(tan::<M>(x))),
+        Erf => map1(x, out, inlined!(erf::<M>(x))),
+        Cbrt => map1(x, out, inlined!(cbrt::<M>(x))),
         Clz => map1(x, out, Element::clz),
         PopulationCount => map1(x, out, Element::population_count),
         ReducePrecision { exponent_bits, mantissa_bits } => {
@@ -267,8 +264,8 @@ fn binary<T: Element>(op: BinaryOp, a: Operand<'_, T>, b: Operand<'_, T>, out: &
         Rem => map2(a, b, out, Element::rem),
         Max => map2(a, b, out, Element::maximum),
         Min => map2(a, b, out, Element::minimum),
-        Pow => map2(a, b, out, inlined!(pow, 2)),
-        Atan2 => map2(a, b, out, inlined!(atan2, 2)),
+        Pow => map2(a, b, out, inlined!(pow::<M>(x, y))),
+        Atan2 => map2(a, b, out, inlined!(atan2::<M>(x, y))),
         And => map2(a, b, out, Element::and),
         Or => map2(a, b, out, Element::or),
         Xor => map2(a, b, out, Element::xor),
@@ -549,11 +546,10 @@ pub(super) fn chain_lanes() -> Option<usize> {
 /// A chain's value over the chunk (see `chains.rs`): its start (`operands`' values of that
 /// node) taken through every link in order, a block of [`chain_lanes`] lanes at a time, each
 /// block kept in vector registers from the first link to the last, each side run's block
-/// computed before it. The
-/// chunk is rows of `row_len`; it needs `out.len()` of at least a block unless every operand
-/// is a splat, and rows of whole blocks if an operand (the start among them) is of a row
-/// form. Returns whether the result is a splat, or `None` where this CPU computes no chains
-/// (or no such sides).
+/// computed before it. The chunk is rows of `row_len`; it needs `out.len()` of at least a
+/// block unless every operand is a splat, and rows of whole blocks if an operand (the start
+/// among them) is of a row form. Returns whether the result is a splat, or `None` where this
+/// CPU computes no chains (or no such sides).
 pub(super) fn chain(
     chain: &Chain,
     operands: &impl ChainOperands<f32>,

@@ -305,11 +305,11 @@ pub(super) fn map_function<V: Vector>(block: Block<V>, function: ChainFunction) 
     let (x, out_lanes) = (Operand::Values(values.as_ref()), out.as_mut());
     match function {
         ChainFunction::Exp => {
-            map1_fast(x, out_lanes, Element::exp_fast::<Fused>, FastPath::Exp, Element::exp::<Fused>)
+            map1_fast(x, out_lanes, inlined!(exp_fast::<Fused>(x)), FastPath::Exp, inlined!(exp::<Fused>(x)))
         }
-        ChainFunction::Log => map1(x, out_lanes, Element::log::<Fused>),
-        ChainFunction::Tanh => map1(x, out_lanes, Element::tanh::<Fused>),
-        ChainFunction::Logistic => map1(x, out_lanes, Element::logistic::<Fused>),
+        ChainFunction::Log => map1(x, out_lanes, inlined!(log::<Fused>(x))),
+        ChainFunction::Tanh => map1(x, out_lanes, inlined!(tanh::<Fused>(x))),
+        ChainFunction::Logistic => map1(x, out_lanes, inlined!(logistic::<Fused>(x))),
     };
     load(block[0], out.as_ref())
 }
