@@ -3,6 +3,7 @@
 //! saturate, half-precision types computed in f32 and rounded once. Floats take their
 //! elementary functions (exp, tanh, sin, …) from [`crate::exec::math`], which vectorizes.
 
+use crate::exec::half_convert::{bf16_from_f32, bf16_to_f32, f16_from_f32, f16_to_f32};
 use crate::exec::math::{self, FastPath, MulAdd, Separate};
 use crate::storage::NativeType;
 
@@ -294,7 +295,9 @@ macro_rules! float {
         /// Computed in `$c` (f16 and bf16 in f32, as XLA's CPU backend does) and rounded once.
         impl Element for $t {
             fn widen(self) -> Wide {
-                Wide::Float(self.to_f64())
+                // Exact through the compute type (which `$to` widens to without branches).
+                let to: fn($t) -> $c = $to;
+                Wide::Float(f64::from(to(self)))
             }
             fn narrow(wide: Wide) -> Self {
                 // Integers round once, straight to the type (not through f64 first).
@@ -411,8 +414,8 @@ impl FromF64Value for half::bf16 {
 
 float!(f32, compute in f32, |v| v, |v| v, from int |i| i as f32, bits u32);
 float!(f64, compute in f64, |v| v, |v| v, from int |i| i as f64, bits u64);
-float!(half::f16, compute in f32, half::f16::to_f32, half::f16::from_f32, from int |i| half::f16::from_f32(i as f32), bits u16);
-float!(half::bf16, compute in f32, half::bf16::to_f32, half::bf16::from_f32, from int |i| half::bf16::from_f32(i as f32), bits u16);
+float!(half::f16, compute in f32, f16_to_f32, f16_from_f32, from int |i| f16_from_f32(i as f32), bits u16);
+float!(half::bf16, compute in f32, bf16_to_f32, bf16_from_f32, from int |i| bf16_from_f32(i as f32), bits u16);
 
 /// XLA's `ReducePrecision` (its CPU emitter, without quieting NaNs) on the bits of a float
 /// `width` bits wide with `mantissa` explicit mantissa bits: the mantissa rounded to

@@ -4,6 +4,7 @@
 pub(crate) mod dot_step;
 pub(crate) mod element;
 mod executable;
+mod half_convert;
 pub(crate) mod kernels;
 pub(crate) mod loop_program;
 pub(crate) mod math;
