@@ -3,7 +3,9 @@
 //! saturate, half-precision types computed in f32 and rounded once. Floats take their
 //! elementary functions (exp, tanh, sin, …) from [`crate::exec::math`], which vectorizes.
 
-use crate::exec::half_convert::{bf16_from_f32, bf16_to_f32, f16_from_f32, f16_to_f32};
+use crate::exec::half_convert::{
+    bf16_from_f32, bf16_from_f64, bf16_to_f32, f16_from_f32, f16_from_f64, f16_to_f32,
+};
 use crate::exec::math::{self, FastPath, MulAdd, Separate};
 use crate::storage::NativeType;
 
@@ -155,10 +157,18 @@ pub(crate) trait Element: NativeType {
 }
 
 /// The integer types: `$s` and `$u` are the signed and unsigned types of `$t`'s width (one of
-/// them `$t` itself), so one definition serves both signednesses; only `abs` and `sign`
-/// differ.
+/// them `$t` itself), so one definition serves both signednesses; only `abs`, `sign` and the
+/// quotient differ. `quotient` is `a / b` for `b ≠ 0` (its value for 0 is discarded),
+/// truncated and wrapped (`MIN / -1` is `MIN`). Up to 32 bits it divides in a float type
+/// whose mantissa holds every operand, `f32` up to 16 bits and `f64` for 32, where the
+/// quotient is exact (a quotient `q` that is not an integer is at least `1/|b|` from one,
+/// more than its rounding error `|q|·2⁻ᵖ` when `|a| < 2ᵖ`), then truncated by
+/// [`truncated_f32`] or [`truncated_f64`] and wrapped to the type (`MIN / -1` is `-MIN`,
+/// which wraps to `MIN`). The loops vectorize that and select the result for `b = 0`, where
+/// an integer division is a scalar `idiv` behind a branch.
 macro_rules! integer {
-    ($($t:ty: signed $s:ty, unsigned $u:ty, abs $abs:expr, sign $sign:expr;)*) => {$(
+    ($($t:ty: signed $s:ty, unsigned $u:ty, abs $abs:expr, sign $sign:expr,
+        quotient |$a:ident, $b:ident| $quotient:expr;)*) => {$(
         impl Element for $t {
             fn widen(self) -> Wide { Wide::Int(self as i128) }
             fn narrow(wide: Wide) -> Self {
@@ -168,9 +178,19 @@ macro_rules! integer {
             fn sub(self, rhs: Self) -> Self { self.wrapping_sub(rhs) }
             fn mul(self, rhs: Self) -> Self { self.wrapping_mul(rhs) }
             /// `x / 0` is all ones (-1 signed, the maximum unsigned); `MIN / -1` wraps to `MIN`.
-            fn div(self, rhs: Self) -> Self { if rhs == 0 { !0 } else { self.wrapping_div(rhs) } }
+            #[inline(always)]
+            fn div(self, rhs: Self) -> Self {
+                let ($a, $b) = (self, rhs);
+                let quotient: $t = $quotient;
+                if rhs == 0 { !0 } else { quotient }
+            }
             /// `x % 0` is `x`; `MIN % -1` is 0.
-            fn rem(self, rhs: Self) -> Self { if rhs == 0 { self } else { self.wrapping_rem(rhs) } }
+            #[inline(always)]
+            fn rem(self, rhs: Self) -> Self {
+                let ($a, $b) = (self, rhs);
+                let quotient: $t = $quotient;
+                if rhs == 0 { self } else { self.wrapping_sub(quotient.wrapping_mul(rhs)) }
+            }
             fn maximum(self, rhs: Self) -> Self { Ord::max(self, rhs) }
             fn minimum(self, rhs: Self) -> Self { Ord::min(self, rhs) }
             fn pow<M: MulAdd>(self, rhs: Self) -> Self { integer_pow(self as i128, rhs as i128) as $t }
@@ -196,14 +216,40 @@ macro_rules! integer {
 }
 
 integer! {
-    i8: signed i8, unsigned u8, abs i8::wrapping_abs, sign i8::signum;
-    i16: signed i16, unsigned u16, abs i16::wrapping_abs, sign i16::signum;
-    i32: signed i32, unsigned u32, abs i32::wrapping_abs, sign i32::signum;
-    i64: signed i64, unsigned u64, abs i64::wrapping_abs, sign i64::signum;
-    u8: signed i8, unsigned u8, abs |v| v, sign |v| u8::from(v != 0);
-    u16: signed i16, unsigned u16, abs |v| v, sign |v| u16::from(v != 0);
-    u32: signed i32, unsigned u32, abs |v| v, sign |v| u32::from(v != 0);
-    u64: signed i64, unsigned u64, abs |v| v, sign |v| u64::from(v != 0);
+    i8: signed i8, unsigned u8, abs i8::wrapping_abs, sign i8::signum,
+        quotient |a, b| truncated_f32(f32::from(a) / f32::from(b)) as i8;
+    i16: signed i16, unsigned u16, abs i16::wrapping_abs, sign i16::signum,
+        quotient |a, b| truncated_f32(f32::from(a) / f32::from(b)) as i16;
+    i32: signed i32, unsigned u32, abs i32::wrapping_abs, sign i32::signum,
+        quotient |a, b| truncated_f64(f64::from(a) / f64::from(b)) as i32;
+    i64: signed i64, unsigned u64, abs i64::wrapping_abs, sign i64::signum,
+        quotient |a, b| a.checked_div(b).unwrap_or(a);
+    u8: signed i8, unsigned u8, abs |v| v, sign |v| u8::from(v != 0),
+        quotient |a, b| truncated_f32(f32::from(a) / f32::from(b)) as u8;
+    u16: signed i16, unsigned u16, abs |v| v, sign |v| u16::from(v != 0),
+        quotient |a, b| truncated_f32(f32::from(a) / f32::from(b)) as u16;
+    u32: signed i32, unsigned u32, abs |v| v, sign |v| u32::from(v != 0),
+        quotient |a, b| truncated_f64(f64::from(a) / f64::from(b)) as u32;
+    u64: signed i64, unsigned u64, abs |v| v, sign |v| u64::from(v != 0),
+        quotient |a, b| a.checked_div(b).unwrap_or(0);
+}
+
+/// `value` truncated toward zero, as an integer: exact for `|value| < 2²²`, any bits for
+/// others (∞ and NaN among them). Adding 1.5·2²³ puts the integer in the sum's low mantissa
+/// bits: a float add and an integer subtract, which the loops vectorize, where a saturating
+/// `as` became a compare and a branch per lane.
+#[inline(always)]
+fn truncated_f32(value: f32) -> i32 {
+    const SHIFTER: f32 = 12_582_912.0;
+    (value.trunc() + SHIFTER).to_bits() as i32 - SHIFTER.to_bits() as i32
+}
+
+/// `value` truncated toward zero, as an integer: exact for `|value| < 2⁵¹`, any bits for
+/// others (as [`truncated_f32`], with 1.5·2⁵²).
+#[inline(always)]
+fn truncated_f64(value: f64) -> i64 {
+    const SHIFTER: f64 = 6_755_399_441_055_744.0;
+    (value.trunc() + SHIFTER).to_bits() as i64 - SHIFTER.to_bits() as i64
 }
 
 /// XLA's integer power: repeated squaring with wrapping; a negative exponent gives 0 unless
@@ -401,14 +447,16 @@ impl FromF64Value for f64 {
 }
 
 impl FromF64Value for half::f16 {
+    #[inline(always)]
     fn from_f64_value(value: f64) -> Self {
-        half::f16::from_f64(value)
+        f16_from_f64(value)
     }
 }
 
 impl FromF64Value for half::bf16 {
+    #[inline(always)]
     fn from_f64_value(value: f64) -> Self {
-        half::bf16::from_f64(value)
+        bf16_from_f64(value)
     }
 }
 
@@ -530,3 +578,52 @@ macro_rules! with_binary_fn {
     }};
 }
 pub(crate) use with_binary_fn;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every integer type's `div` and `rem` against the quotient truncated in `i128` and
+    /// wrapped to the type (`x / 0` all ones, `x % 0` is `x`), over every pair of the type's
+    /// edges (0, ±1, ±2, `MIN`, `MAX` and their neighbours) and random pairs.
+    #[test]
+    fn integer_division_matches_truncated_i128_division() {
+        macro_rules! check {
+            ($($t:ty),*) => {$({
+                let edges: Vec<$t> = [0i128, 1, 2, 3, 7, -1, -2, -3, -7]
+                    .into_iter()
+                    .chain([<$t>::MIN as i128, <$t>::MAX as i128])
+                    .chain([<$t>::MIN as i128 + 1, <$t>::MAX as i128 - 1, <$t>::MAX as i128 / 2])
+                    .map(|v| v as $t)
+                    .collect();
+                let mut state = 0x2545_f491_4f6c_dd1d_u64;
+                let mut random = || {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    // Random magnitudes: the value shifted right by a random count.
+                    ((state >> (state % 61)) as $t).wrapping_mul(if state & 1 == 0 { 1 } else { !0 })
+                };
+                let random_pairs: Vec<($t, $t)> = (0..20_000).map(|_| (random(), random())).collect();
+                let pairs = edges.iter().flat_map(|&a| edges.iter().map(move |&b| (a, b))).chain(random_pairs);
+                for (a, b) in pairs {
+                    let (want_div, want_rem) = match b {
+                        0 => (!0, a),
+                        _ => ((a as i128 / b as i128) as $t, (a as i128 % b as i128) as $t),
+                    };
+                    assert_eq!((a.div(b), a.rem(b)), (want_div, want_rem), "{} {a} / {b}", stringify!($t));
+                }
+            })*};
+        }
+        check!(i8, i16, i32, i64, u8, u16, u32, u64);
+    }
+
+    /// Integers become `bf16` as XLA's CPU backend (jaxlib 0.6.0) converts them: through
+    /// `f32`, rounding twice (2³⁰ + 2²² + 1 is a tie once in `f32`, so it becomes 2³⁰).
+    #[test]
+    fn integers_round_to_bf16_through_f32_as_xla_does() {
+        for (integer, bits) in [((1 << 30) + (1 << 22) + 1, 0x4e80), ((1 << 24) + (1 << 16) + 1, 0x4b80)] {
+            assert_eq!(<half::bf16 as Element>::narrow(Wide::Int(integer)).to_bits(), bits, "{integer}");
+        }
+    }
+}
