@@ -159,7 +159,7 @@ pub(crate) trait Element: NativeType {
 /// The integer types: `$s` and `$u` are the signed and unsigned types of `$t`'s width (one of
 /// them `$t` itself), so one definition serves both signednesses; only `abs`, `sign` and the
 /// quotient differ. `quotient` is `a / b` for `b ≠ 0` (its value for 0 is discarded),
-/// truncated and wrapped (`MIN / -1` is `MIN`). Up to 32 bits it divides in a float type
+/// truncated and wrapped. Up to 32 bits it divides in a float type
 /// whose mantissa holds every operand, `f32` up to 16 bits and `f64` for 32, where the
 /// quotient is exact (a quotient `q` that is not an integer is at least `1/|b|` from one,
 /// more than its rounding error `|q|·2⁻ᵖ` when `|a| < 2ᵖ`), then truncated by
@@ -171,8 +171,19 @@ macro_rules! integer {
         quotient |$a:ident, $b:ident| $quotient:expr;)*) => {$(
         impl Element for $t {
             fn widen(self) -> Wide { Wide::Int(self as i128) }
+            /// A float saturates to the type's range, NaN to 0 (Rust's `as`). Up to 32 bits
+            /// it is clamped, then truncated by [`truncated_f64`], which the loops vectorize
+            /// (`as` became a compare and a branch per lane).
+            #[inline(always)]
             fn narrow(wide: Wide) -> Self {
-                match wide { Wide::Int(i) => i as $t, Wide::Float(f) => f as $t }
+                match wide {
+                    Wide::Int(i) => i as $t,
+                    Wide::Float(f) if <$t>::BITS <= 32 => {
+                        let clamped = f.clamp(<$t>::MIN as f64, <$t>::MAX as f64);
+                        if f.is_nan() { 0 } else { truncated_f64(clamped) as $t }
+                    }
+                    Wide::Float(f) => f as $t,
+                }
             }
             fn add(self, rhs: Self) -> Self { self.wrapping_add(rhs) }
             fn sub(self, rhs: Self) -> Self { self.wrapping_sub(rhs) }
@@ -612,6 +623,33 @@ mod tests {
                         _ => ((a as i128 / b as i128) as $t, (a as i128 % b as i128) as $t),
                     };
                     assert_eq!((a.div(b), a.rem(b)), (want_div, want_rem), "{} {a} / {b}", stringify!($t));
+                }
+            })*};
+        }
+        check!(i8, i16, i32, i64, u8, u16, u32, u64);
+    }
+
+    /// Floats become integers of every type as Rust's saturating `as` makes them (NaN 0, ±∞
+    /// and beyond the range the type's extremes, fractions truncated): edges, halves and
+    /// random `f64`s of every magnitude.
+    #[test]
+    fn floats_narrow_to_integers_as_saturating_casts() {
+        macro_rules! check {
+            ($($t:ty),*) => {$({
+                let (min, max) = (<$t>::MIN as f64, <$t>::MAX as f64);
+                let mut values = vec![f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 0.5, -0.5,
+                    0.999, -0.999, 1.5, -1.5, 2.5, -2.5, min, max, min - 1.0, max + 1.0, min - 0.5, max + 0.5,
+                    min + 0.5, max - 0.5, 2f64.powi(51), -2f64.powi(51), 2f64.powi(63), -2f64.powi(64), 1e300];
+                let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+                for _ in 0..20_000 {
+                    state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                    // Magnitudes from 2⁻⁶⁰ to 2⁶⁷, of both signs, with fractions.
+                    let exponent = (state >> 57) as i32 + 1023 - 60;
+                    values.push(f64::from_bits((state & !(0x7ff << 52)) | (exponent as u64) << 52));
+                }
+                for value in values {
+                    let narrowed = <$t as Element>::narrow(Wide::Float(value));
+                    assert_eq!(narrowed, value as $t, "{} {value:e}", stringify!($t));
                 }
             })*};
         }
