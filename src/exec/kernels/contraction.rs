@@ -5,6 +5,7 @@ use rayon::prelude::*;
 use crate::attributes::DotDimensionNumbers;
 use crate::error::{invalid_argument, Result};
 use crate::exec::element::Element;
+use crate::exec::half_convert::{bf16_from_f32, bf16_to_f32, f16_from_f32, f16_to_f32};
 use crate::literal::Literal;
 use crate::shape::Shape;
 use crate::storage::{with_native_type, NativeType};
@@ -191,17 +192,17 @@ matmul_by_loop!(bool, i8, i16, i32, i64, u8, u16, u32, u64);
 /// Half-precision products through `sgemm`: the panels converted to f32 (exactly), summed in
 /// f32, each result rounded once, as XLA's CPU backend computes them.
 macro_rules! matmul_in_f32 {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $to:ident, $from:ident;)*) => {$(
         impl MatMul for $t {
             type Sum = f32;
-            fn to_sum(self) -> f32 { self.to_f32() }
-            fn narrow_sum(sum: f32) -> $t { <$t>::from_f32(sum) }
+            fn to_sum(self) -> f32 { $to(self) }
+            fn narrow_sum(sum: f32) -> $t { $from(sum) }
             fn gemm(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: &mut [Self], [m, k, n]: [usize; 3]) -> bool {
                 let panel = |(data, base, [row, col]): (&[Self], isize, [isize; 2]), rows: usize, cols: usize| {
                     (0..rows * cols)
                         .map(|e| {
                             let at = base + (e / cols) as isize * row + (e % cols) as isize * col;
-                            usize::try_from(at).ok().and_then(|at| data.get(at)).map(|v| v.to_f32())
+                            usize::try_from(at).ok().and_then(|at| data.get(at)).map(|v| v.to_sum())
                         })
                         .collect::<Option<Vec<f32>>>()
                 };
@@ -210,13 +211,16 @@ macro_rules! matmul_in_f32 {
                 if !f32::gemm((&a, 0, [k as isize, 1]), (&b, 0, [n as isize, 1]), &mut sums, [m, k, n]) {
                     return false;
                 }
-                c.iter_mut().zip(sums).for_each(|(c, sum)| *c = <$t>::from_f32(sum));
+                c.iter_mut().zip(sums).for_each(|(c, sum)| *c = Self::narrow_sum(sum));
                 true
             }
         }
     )*};
 }
-matmul_in_f32!(half::f16, half::bf16);
+matmul_in_f32! {
+    half::f16: f16_to_f32, f16_from_f32;
+    half::bf16: bf16_to_f32, bf16_from_f32;
+}
 
 macro_rules! matmul_by_matrixmultiply {
     ($($t:ty => $gemm:path),*) => {$(

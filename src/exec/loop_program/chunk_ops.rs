@@ -128,8 +128,8 @@ fn map3<A: Copy, T: Copy, U>(
 /// `inlined!(f::<M>(x, …))`: `Element::f::<M>` as a closure that LLVM must inline into the
 /// loop that calls it, inside each instruction set's code. Left to its choice, the largest
 /// bodies were called once per element outside that code, each FMA a libm call: f32 `pow`
-/// over 4 Mi elements took 141 ms (170 times a copy), f64 `erf` over 2 Mi 195 ms and f64
-/// `cbrt` 28 ms.
+/// over 4 Mi elements took 141 ms (170 times a copy), f64 `erf` over 2 Mi 161–186 ms and f64
+/// `cbrt` 20–25 ms.
 macro_rules! inlined {
     ($f:ident::<$m:ty>($($arg:ident),+)) => {
         #[inline(always)]
