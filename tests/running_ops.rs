@@ -971,6 +971,44 @@ fn a_transposed_operand_read_pages_apart_sums_every_element() {
     }
 }
 
+/// A matrix read transposed a page apart per element (rows of 1,100 `f32`s), plus another
+/// read in place, reversed or not: the loop cuts its rows of 70 into segments of 64 and 6, its
+/// 1,100 rows into tiles of 32 and a last of 12, and prefetches each item's lines while the
+/// one before computes. On one thread and several, fused and unfused, into either layout:
+/// every element is `2·t[j, i] + x[i, j]` (or with `t`'s rows reversed).
+#[test]
+fn a_matrix_read_transposed_pages_apart_gives_every_element() {
+    let (rows, columns) = (1100usize, 70usize);
+    let t_values: Vec<f32> = (0..rows * columns).map(|k| (k % 1013) as f32).collect();
+    let x_values: Vec<f32> = (0..rows * columns).map(|k| (k % 991) as f32 * 1000.0).collect();
+    let t = lit("f32[70,1100]", t_values.clone());
+    let x = lit("f32[1100,70]", x_values.clone());
+    for reversed in [false, true] {
+        let expected: Vec<f32> = (0..rows * columns)
+            .map(|k| {
+                let (i, j) = (k / columns, k % columns);
+                let j_of_t = if reversed { columns - 1 - j } else { j };
+                2.0 * t_values[j_of_t * rows + i] + x_values[k]
+            })
+            .collect();
+        let graph = computation(&[&t, &x], |b, p| {
+            let t = if reversed { rev(p[0], &[0]) } else { p[0] };
+            transpose(t, &[1, 0]) * b.constant_r0(2.0f32) + p[1]
+        });
+        for options in [
+            CompileOptions { num_threads: Some(1), ..Default::default() },
+            CompileOptions::default(),
+            CompileOptions::unfused(),
+        ] {
+            let exe = graph.compile(&options).unwrap();
+            assert_eq!(values::<f32>(&exe.execute(&[&t, &x]).unwrap()), expected, "reversed: {reversed}");
+            let mut column_major = Literal::zeros(&sh("f32[1100,70]{0,1}")).unwrap();
+            exe.execute_into(&[&t, &x], &mut column_major).unwrap();
+            assert_eq!(values::<f32>(&column_major), expected, "reversed: {reversed}");
+        }
+    }
+}
+
 /// A root computed by a loop writes an output of another layout itself (no copy after it):
 /// a fused chain over operands of two layouts, a row and a column reduction, a reduce over
 /// no dimension (each root row-major), each into another layout or padding, again after a

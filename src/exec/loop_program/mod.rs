@@ -18,6 +18,7 @@
 
 mod chains;
 mod chunk_ops;
+mod prefetch;
 mod run;
 mod slots;
 
@@ -53,8 +54,9 @@ pub(crate) struct LoopProgram {
     read_by_links_only: Vec<bool>,
     /// Whether a node is a row reduction: each chunk is then whole rows.
     row_reductions: bool,
-    /// Whether the work items walk the two innermost outer dimensions in square blocks (see
-    /// `reorder_for_gathers`).
+    /// Whether an input is read transposed, a page per element of the row: the work items
+    /// are then short tiles, prefetched one ahead and walked in square blocks of the two
+    /// innermost outer dimensions (see `reorder_for_gathers`).
     blocked_items: bool,
     /// Whether the nodes passed [`nodes_agree`], which running them relies on.
     nodes_agree: bool,
@@ -409,17 +411,20 @@ fn nodes_agree(nodes: &[Node], result_type: ElementType) -> bool {
 /// against the output's order), makes the outer dimension along which that input is most
 /// nearly contiguous the one enumerated fastest: consecutive rows then read neighbouring
 /// elements of the same cache lines, instead of each row touching lines the next rows will
-/// not reuse before they are evicted. Rows are still written whole, so a plain loop's
-/// output stays streamed; a reduction keeps its walk (its partition depends on it).
+/// not reuse before they are evicted. A reduction keeps its walk (its partition depends on
+/// it).
 ///
-/// Returns whether the work items should walk the outer dimensions in blocks: each item then
-/// reads its rows of the input from pages other than those of its output's rows, so a block
-/// of items that together read whole pages of both keeps each page's use close in time (a
-/// column-major plus row-major f32[64,64,64,64], by hand on two threads: 14.6 ms in blocks
-/// of 16×16 items, 19.8 ms in rows of them).
+/// Returns whether each element of the input's row is on a page of its own. The work items
+/// are then short tiles (`BLOCKED_SEGMENT` and `BLOCKED_CHUNK` in `run.rs`), each item's lines
+/// prefetched while the one before it computes, and where there are two outer dimensions
+/// the items walk them in blocks: each item reads its rows of the input from pages other
+/// than those of its output's rows, so a block of items that together read whole pages of
+/// both keeps each page's use close in time (a column-major plus row-major
+/// f32[64,64,64,64], by hand on two threads: 14.6 ms in blocks of 16×16 items, 19.8 ms in
+/// rows of them).
 fn reorder_for_gathers(sizes: &mut [usize], out_strides: &mut [isize], nodes: &mut [Node]) -> bool {
     let Some(last) = sizes.len().checked_sub(1) else { return false };
-    if last < 2 {
+    if last < 1 {
         return false;
     }
     let first_gather = nodes.iter().find_map(|node| match &node.kind {

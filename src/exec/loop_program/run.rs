@@ -7,6 +7,7 @@ use rayon::prelude::*;
 
 use super::chains::{self, Chain, Role};
 use super::chunk_ops::{self, load, ChainOperand, ChainOperands, Chunk, Operand};
+use super::prefetch::{prefetch, Lines};
 use super::{LoopProgram, Node, NodeKind, Sink};
 use crate::attributes::{BinaryOp, UnaryOp};
 use crate::element_type::ElementType;
@@ -37,6 +38,21 @@ const CHUNK: usize = 1024;
 /// plus a row-major f32[64,64,64,64] measured 26 ms in tiles of 64 rows against 57 ms in
 /// tiles of 16 (one thread; a contiguous add of the same arrays: 12 ms).
 const PLAIN_CHUNK: usize = 16 * CHUNK;
+
+/// The most elements a plain loop's tile holds when it reads a transposed input (its items
+/// walk in blocks: see `reorder_for_gathers`), each item's lines prefetched while the one
+/// before it computes (see `prefetch.rs`). A column-major plus row-major f32[64,64,64,64]
+/// (W3) took 17.4–18.5 ms at its fastest in tiles of 2,048 elements against 20.3–21.8 ms in
+/// tiles of 4,096 (three alternated rounds of 30 runs on two threads; a contiguous add of the
+/// same arrays: 6.2–7.3 ms), and 28.8–34.8 ms in tiles of `PLAIN_CHUNK` without prefetching.
+const BLOCKED_CHUNK: usize = 2 * CHUNK;
+
+/// The longest segment of such a loop's rows, so that its tiles are tall enough for each line
+/// of the transposed input to be read whole in one item: `transpose(x)·2` of f32[4096,1024]
+/// took 2.9–3.1 ms in segments of 64 against 3.4–3.5 ms in 32 and 3.8–4.3 ms in 128 (fastest
+/// of 100 runs on two threads; a copy: 0.74 ms), and 19–22 ms before, in whole rows of 4,096
+/// four to a tile (each line of `x` then read from memory four times).
+const BLOCKED_SEGMENT: usize = 64;
 
 /// The most elements a tile of a reduction's rows holds (each row still folded on its own, in
 /// order), unless it takes [`INPUT_REDUCTION_TILE`].
@@ -421,7 +437,11 @@ impl LoopProgram {
             let run_into = |items: &mut dyn Iterator<Item = Item>, target: &OutTarget<T>| -> Result<()> {
                 let mut file = self.take_registers(geometry.tile * geometry.segment_len)?;
                 let frame = file.frame(&self.nodes).ok_or_else(buffer_type_mismatch)?;
-                for item in items {
+                let mut items = items.peekable();
+                while let Some(item) = items.next() {
+                    if let Some(&next) = items.peek().filter(|_| self.blocked_items) {
+                        self.prefetch_item(next, &geometry, inputs, target);
+                    }
                     self.run_item::<T>(item, &geometry, inputs, frame, target)?;
                 }
                 self.return_registers(file);
@@ -588,6 +608,64 @@ impl LoopProgram {
         }
     }
 
+    /// The chunk `item` computes: its rows, and its segment's length.
+    fn chunk_of(&self, item: Item, geometry: &Geometry) -> Chunk {
+        let first = item.segment * geometry.segment_len;
+        Chunk { rows: item.rows, len: geometry.segment_len.min(self.sizes[self.sizes.len() - 1] - first) }
+    }
+
+    /// The offset of `item`'s first element in a buffer walked with `strides` from `base`:
+    /// its segment, its tile's first row, then the outer dimensions decoded from its outer
+    /// index.
+    fn offset_of(&self, item: Item, geometry: &Geometry, strides: &[isize], base: isize) -> isize {
+        let last = self.sizes.len() - 1;
+        let mut offset = base + (item.segment * geometry.segment_len) as isize * strides[last];
+        if let Some(tile_dim) = geometry.tile_dim {
+            offset += item.first_row as isize * strides[tile_dim];
+        }
+        let mut rest = item.outer;
+        for d in (0..geometry.outer_dims).rev() {
+            offset += (rest % self.sizes[d]) as isize * strides[d];
+            rest /= self.sizes[d];
+        }
+        offset
+    }
+
+    /// Asks the cache for the lines `item` will read from its inputs and write in the output
+    /// (see `prefetch.rs`), while an earlier item computes.
+    fn prefetch_item<T: Element>(
+        &self,
+        item: Item,
+        geometry: &Geometry,
+        inputs: &[&Literal],
+        target: &OutTarget<T>,
+    ) {
+        let chunk = self.chunk_of(item, geometry);
+        let last = self.sizes.len() - 1;
+        let steps = |strides: &[isize]| [geometry.tile_dim.map_or(0, |d| strides[d]), strides[last]];
+        for node in &self.nodes {
+            let NodeKind::Load { input, offset, strides } = &node.kind else { continue };
+            let lines = with_native_type!(node.element_type, U => inputs[*input].slice::<U>().map(Lines::of));
+            let Some(lines) = lines else { continue };
+            prefetch(lines, self.offset_of(item, geometry, strides, *offset), steps(strides), chunk, false);
+        }
+        if self.sink == Sink::Store {
+            // Only its address is read: the slice is never made.
+            let lines = Lines {
+                base: target.ptr.cast_const().cast(),
+                len: target.len,
+                element_bytes: size_of::<T>(),
+            };
+            prefetch(
+                lines,
+                self.offset_of(item, geometry, &self.out_strides, 0),
+                steps(&self.out_strides),
+                chunk,
+                true,
+            );
+        }
+    }
+
     /// Evaluates one work item and stores (or folds) it.
     fn run_item<T: Element>(
         &self,
@@ -598,33 +676,19 @@ impl LoopProgram {
         target: &OutTarget<T>,
     ) -> Result<()> {
         let last = self.sizes.len() - 1;
-        let Item { segment, outer: rest, first_row, rows } = item;
-        let first = segment * geometry.segment_len;
-        let len = geometry.segment_len.min(self.sizes[last] - first);
+        let chunk = self.chunk_of(item, geometry);
         let tile_stride_of = geometry.tile_dim.unwrap_or(last);
-        let chunk = Chunk { rows, len };
-        // Offsets of the chunk's first element: the segment, the tile's first row, then the
-        // outer dimensions decoded from the item's outer index.
-        let place = |strides: &[isize], base: isize, mut rest: usize| {
-            let mut offset = base + first as isize * strides[last];
-            if geometry.tile_dim.is_some() {
-                offset += first_row as isize * strides[tile_stride_of];
-            }
-            for d in (0..geometry.outer_dims).rev() {
-                offset += (rest % self.sizes[d]) as isize * strides[d];
-                rest /= self.sizes[d];
-            }
-            offset
-        };
         if chunk.count() > frame.capacity {
             return Err(buffer_type_mismatch());
         }
-        let out_offset = place(&self.out_strides, 0, rest);
+        let out_offset = self.offset_of(item, geometry, &self.out_strides, 0);
         for (start, node) in frame.starts.iter_mut().zip(&self.nodes) {
             if let NodeKind::Load { offset, strides, .. } | NodeKind::Index { offset, strides } = &node.kind {
-                *start = place(strides, *offset, rest);
+                *start = self.offset_of(item, geometry, strides, *offset);
             }
         }
+        let len = chunk.len;
+        let rows = chunk.rows;
         let out_tile_step = if geometry.tile_dim.is_some() { self.out_strides[tile_stride_of] } else { 0 };
         // The result of a plain loop whose chunk is one run of the output is computed in place.
         let direct = self.sink == Sink::Store
@@ -759,6 +823,9 @@ impl LoopProgram {
         let items_banded = bands == Some(Bands::Items);
         let chunk = if self.sink == Sink::Store || items_banded { PLAIN_CHUNK } else { CHUNK };
         let mut segment_len = if self.row_reductions { row_len.max(1) } else { row_len.clamp(1, chunk) };
+        if self.blocked_items && !self.row_reductions {
+            segment_len = row_len.clamp(1, BLOCKED_SEGMENT);
+        }
         // A reduction that keeps the row (a column sum) is shared by column ranges: short rows
         // are cut so that every thread has some (in whole cache lines).
         let by_columns =
@@ -793,6 +860,7 @@ impl LoopProgram {
                 }
             }
             Sink::Store if segment_len >= CHUNK && !self.chains_read_rows(row_len) => 1,
+            Sink::Store if self.blocked_items => (BLOCKED_CHUNK / segment_len).max(1),
             Sink::Store => PLAIN_CHUNK / segment_len,
             Sink::Accumulate { .. } if items_banded => 1,
             Sink::Accumulate { .. } if self.nodes.len() == 1 && (bands.is_some() || !self.row_kept()) => {

@@ -1,0 +1,180 @@
+//! Software prefetch of a work item's cache lines, for walks that read an input transposed,
+//! a page apart per element (see `reorder_for_gathers`). There an item reads each of its rows
+//! (and each of the transposed input's columns) a few lines at a time, in as many streams as
+//! it has rows, far more than the hardware prefetchers follow, so every line waits on memory
+//! in turn. Asking for the next item's lines while the current one computes overlaps those
+//! waits.
+
+use super::chunk_ops::Chunk;
+
+/// The bytes of a cache line.
+const LINE_BYTES: usize = 64;
+
+/// A buffer whose lines a chunk reads or writes: its first byte, its length in elements, and
+/// their size.
+#[derive(Clone, Copy)]
+pub(super) struct Lines {
+    pub(super) base: *const u8,
+    pub(super) len: usize,
+    pub(super) element_bytes: usize,
+}
+
+impl Lines {
+    /// The lines of `elements`.
+    pub(super) fn of<T>(elements: &[T]) -> Lines {
+        Lines { base: elements.as_ptr().cast(), len: elements.len(), element_bytes: size_of::<T>() }
+    }
+}
+
+/// Asks the cache for every line of `buffer` holding an element of `chunk`, element (r, i) at
+/// index `start + r·steps[0] + i·steps[1]`: into L2 to be read, or into L1 to be written
+/// when `write`. A hint only: it changes no value, and on other CPUs than x86-64 does
+/// nothing.
+pub(super) fn prefetch(buffer: Lines, start: isize, steps: [isize; 2], chunk: Chunk, write: bool) {
+    each_line(buffer, start, steps, chunk, |offset| request(buffer.base, offset, write));
+}
+
+/// Calls `request` with the byte offset of an element of `chunk` (placed as [`prefetch`]
+/// says) on every line of `buffer` that holds one: once per line along the direction in which
+/// the chunk is contiguous (its rows, or its columns for a transposed input), plus once at the
+/// end of each run along it. Elements outside the buffer are skipped.
+fn each_line(buffer: Lines, start: isize, steps: [isize; 2], chunk: Chunk, mut request: impl FnMut(usize)) {
+    if chunk.count() == 0 {
+        return;
+    }
+    let size = buffer.element_bytes as isize;
+    // Each direction's count of distinct elements (one along a step of 0) and step. Runs go
+    // along the one of the shorter step that has several: `along` elements `step` apart,
+    // `runs` of them `run_step` apart.
+    let [rows, columns] =
+        [(chunk.rows, steps[0]), (chunk.len, steps[1])].map(|(n, s)| (if s == 0 { 1 } else { n }, s));
+    let rows_along = rows.0 > 1 && (columns.0 == 1 || rows.1.abs() < columns.1.abs());
+    let ((along, step), (runs, run_step)) = if rows_along { (rows, columns) } else { (columns, rows) };
+    // Elements between requests along a run: a line's worth, or each one when farther apart.
+    let per_request = (LINE_BYTES / (step * size).unsigned_abs().max(1)).max(1);
+    let elements = buffer.len as isize;
+    for run in 0..runs as isize {
+        let first = start + run * run_step;
+        let Some((low, high)) = inside(first, step, along, elements) else { continue };
+        // The run's last element too, which may begin a line the requests stepped past.
+        let last = (!((high - low) as usize).is_multiple_of(per_request)).then_some(high);
+        for k in (low..=high).step_by(per_request).chain(last) {
+            // In the buffer (`inside`), so not negative.
+            request(((first + k * step) * size) as usize);
+        }
+    }
+}
+
+/// The first and last `k < count` for which `first + k·step` lies in `0..elements` (they are
+/// consecutive, as the elements move one way); `None` if no `k` does.
+fn inside(first: isize, step: isize, count: usize, elements: isize) -> Option<(isize, isize)> {
+    let last_element = elements - 1;
+    // `k·step ≥ -first` and `k·step ≤ last_element - first`, solved for `k`.
+    let (low, high) = match step.signum() {
+        0 => return (0..elements).contains(&first).then_some((0, 0)),
+        1 => (ceil_div(-first, step), (last_element - first).div_euclid(step)),
+        _ => (ceil_div(first - last_element, -step), first.div_euclid(-step)),
+    };
+    let (low, high) = (low.max(0), high.min(count as isize - 1));
+    (low <= high).then_some((low, high))
+}
+
+/// `⌈a / b⌉` for `b > 0`.
+fn ceil_div(a: isize, b: isize) -> isize {
+    -(-a).div_euclid(b)
+}
+
+/// Asks for the line holding byte `offset` from `base`.
+#[inline(always)]
+fn request(base: *const u8, offset: usize, write: bool) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0, _MM_HINT_T1};
+        let address = base.wrapping_add(offset).cast::<i8>();
+        // SAFETY: SSE is part of every x86-64 CPU, and a prefetch accesses no memory (it
+        // cannot fault, whatever the address; `each_line` keeps it in the buffer anyway).
+        unsafe {
+            match write {
+                true => _mm_prefetch::<_MM_HINT_ET0>(address),
+                false => _mm_prefetch::<_MM_HINT_T1>(address),
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (base, offset, write);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Over contiguous, transposed, broadcast, reversed and scattered chunks of 1-, 2-, 4- and
+    /// 8-byte elements, placed so that some fall outside the buffer, at three alignments of
+    /// the buffer to a line: every line holding an element in the buffer is requested, every
+    /// request lies in the buffer, there are no more requests than elements, and where runs
+    /// share no line, at most one more per run than lines.
+    #[test]
+    fn every_line_of_a_chunk_is_requested_once_and_only_in_the_buffer() {
+        let step_pairs: [[isize; 2]; 9] =
+            [[70, 1], [1, 1100], [0, 1], [1, 0], [0, 0], [-70, -1], [-1, 1100], [3, 5], [1100, 1]];
+        for element_bytes in [1, 2, 4, 8] {
+            for steps in step_pairs {
+                for (rows, len) in [(1, 1), (1, 70), (32, 64), (5, 3), (17, 1)] {
+                    for start in [0isize, 37, 5000, 90_000] {
+                        for misalignment in [0, 4, 60] {
+                            let buffer = Lines { base: std::ptr::null(), len: 100_000, element_bytes };
+                            let chunk = Chunk { rows, len };
+                            let line = |offset: usize| (offset + misalignment) / LINE_BYTES;
+                            let mut requested = Vec::new();
+                            each_line(buffer, start, steps, chunk, |offset| requested.push(offset));
+                            let case =
+                                format!("{element_bytes} bytes, steps {steps:?}, {rows}×{len} from {start}");
+                            let bytes = buffer.len * element_bytes;
+                            assert!(requested.iter().all(|&offset| offset < bytes), "{case}");
+                            let lines: BTreeSet<usize> =
+                                requested.iter().map(|&offset| line(offset)).collect();
+                            let mut expected = BTreeSet::new();
+                            for r in 0..rows as isize {
+                                for i in 0..len as isize {
+                                    let element = start + r * steps[0] + i * steps[1];
+                                    if let Some(offset) = usize::try_from(element * element_bytes as isize)
+                                        .ok()
+                                        .filter(|&offset| offset < bytes)
+                                    {
+                                        expected.insert(line(offset));
+                                    }
+                                }
+                            }
+                            assert_eq!(lines, expected, "{case}");
+                            assert!(requested.len() <= rows * len, "{case}: {}", requested.len());
+                            // Runs that share no line: at most one request more than a line each.
+                            if steps.iter().any(|s| s.abs() <= 1) {
+                                let runs = rows.max(len);
+                                assert!(
+                                    requested.len() <= expected.len() + runs,
+                                    "{case}: {}",
+                                    requested.len()
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Prefetching reads nothing: requests for lines of a live buffer, at its edges, leave it
+    /// as it was (the instructions run here on x86-64).
+    #[test]
+    fn prefetching_a_buffer_changes_nothing() {
+        let values: Vec<f32> = (0..3000).map(|i| i as f32).collect();
+        for (steps, chunk) in
+            [([1024, 1], Chunk { rows: 2, len: 1000 }), ([1, 1000], Chunk { rows: 3, len: 3 })]
+        {
+            prefetch(Lines::of(&values), 0, steps, chunk, false);
+            prefetch(Lines::of(&values), 2999, steps.map(|s| -s), chunk, true);
+        }
+        assert!(values.iter().enumerate().all(|(i, &v)| v == i as f32));
+    }
+}
