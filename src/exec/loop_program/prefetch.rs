@@ -53,13 +53,21 @@ fn each_line(buffer: Lines, start: isize, steps: [isize; 2], chunk: Chunk, mut r
     // Elements between requests along a run: a line's worth, or each one when farther apart.
     let per_request = (LINE_BYTES / (step * size).unsigned_abs().max(1)).max(1);
     let elements = buffer.len as isize;
+    // Whether the chunk's extreme elements, and so all, lie in the buffer: then no run is cut
+    // (the divisions cutting them cost more than the requests).
+    let extent = |count: usize, step: isize| (count as isize - 1) * step;
+    let (ends_a, ends_b) = (extent(along, step), extent(runs, run_step));
+    let lowest = start + ends_a.min(0) + ends_b.min(0);
+    let highest = start + ends_a.max(0) + ends_b.max(0);
+    let whole = lowest >= 0 && highest < elements;
     for run in 0..runs as isize {
         let first = start + run * run_step;
-        let Some((low, high)) = inside(first, step, along, elements) else { continue };
+        let cut = if whole { Some((0, along as isize - 1)) } else { inside(first, step, along, elements) };
+        let Some((low, high)) = cut else { continue };
         // The run's last element too, which may begin a line the requests stepped past.
         let last = (!((high - low) as usize).is_multiple_of(per_request)).then_some(high);
         for k in (low..=high).step_by(per_request).chain(last) {
-            // In the buffer (`inside`), so not negative.
+            // In the buffer (`whole`, or cut by `inside`), so not negative.
             request(((first + k * step) * size) as usize);
         }
     }

@@ -687,8 +687,7 @@ impl LoopProgram {
                 *start = self.offset_of(item, geometry, strides, *offset);
             }
         }
-        let len = chunk.len;
-        let rows = chunk.rows;
+        let Chunk { rows, len } = chunk;
         let out_tile_step = if geometry.tile_dim.is_some() { self.out_strides[tile_stride_of] } else { 0 };
         // The result of a plain loop whose chunk is one run of the output is computed in place.
         let direct = self.sink == Sink::Store
