@@ -97,13 +97,15 @@ fn ceil_div(a: isize, b: isize) -> isize {
 fn request(base: *const u8, offset: usize, write: bool) {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0, _MM_HINT_T1};
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
         let address = base.wrapping_add(offset).cast::<i8>();
         // SAFETY: SSE is part of every x86-64 CPU, and a prefetch accesses no memory (it
         // cannot fault, whatever the address; `each_line` keeps it in the buffer anyway).
         unsafe {
             match write {
-                true => _mm_prefetch::<_MM_HINT_ET0>(address),
+                // Not `_MM_HINT_ET0`: without the `prfchw` feature, which the build does not
+                // assume, it compiles to this same `prefetcht0`.
+                true => _mm_prefetch::<_MM_HINT_T0>(address),
                 false => _mm_prefetch::<_MM_HINT_T1>(address),
             }
         }
