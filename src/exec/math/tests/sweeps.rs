@@ -98,6 +98,36 @@ fn f32_functions_meet_their_bounds_on_a_dense_sample() {
     }
 }
 
+/// Functions whose values lie in `[-1, 1]` (`logistic` in `[0, 1]`) never leave it, with
+/// either variant: over the dense sample, and for `tanh` over every `f32` from 8 to 9.05 (the
+/// end of its rational's fit), both signs. Its rational rises to `1 + 2⁻²³` for 52,083
+/// arguments between 8.09 and 9.01, within `tanh`'s ulp bound: only this catches it.
+#[test]
+fn bounded_functions_never_leave_their_range() {
+    let near_saturation: Vec<u32> =
+        (8.0f32.to_bits()..=9.05f32.to_bits()).flat_map(|bits| [bits, bits | 0x8000_0000]).collect();
+    let sample: Vec<u32> = dense_sample().collect();
+    for case in CASES.iter().filter(|case| ["tanh", "logistic", "erf", "sin", "cos"].contains(&case.name)) {
+        let low = if case.name == "logistic" { 0.0 } else { -1.0 };
+        let sets: &[&Vec<u32>] = if case.name == "tanh" { &[&sample, &near_saturation] } else { &[&sample] };
+        for inputs in sets {
+            let outside = inputs
+                .par_iter()
+                .map(|&bits| f32::from_bits(bits))
+                .find_any(|&x| case.ours.iter().any(|ours| !(low..=1.0).contains(&ours(x)) && !x.is_nan()));
+            assert_eq!(outside, None, "{} leaves [{low}, 1] at this argument", case.name);
+        }
+    }
+    // From `TANH_ONE_FROM` on, exactly ±1.
+    let one_from = hyperbolic::TANH_ONE_FROM;
+    for x in [one_from, 9.0, 9.05, f32::INFINITY] {
+        assert_eq!(hyperbolic::tanh::<f32, Fused>(x), 1.0);
+        assert_eq!(hyperbolic::tanh::<f32, Fused>(-x), -1.0);
+    }
+    let below = f32::from_bits(one_from.to_bits() - 1);
+    assert!(hyperbolic::tanh::<f32, Fused>(below) < 1.0);
+}
+
 /// All 2³² inputs of each function, with fused multiply-adds (what chunk loops run on every
 /// CPU with AVX2 or AVX-512; the separate variant is checked on the dense sample above), on
 /// every thread (two to five minutes per function on two cores, in a release build):
