@@ -1,9 +1,9 @@
 //! `tanh` and the logistic sigmoid, from the exponential functions.
 //!
 //! - `tanh`, `f32` with FMA: `|x|·p(x²) / q(x²)` (a minimax rational fit on `|x| ≤ 9.05`,
-//!   degrees 5 and 4 in `x²`), exactly 1 from [`TANH_ONE_FROM`] on, the sign restored last. Without
-//!   FMA (and for `f64`): `tanh |x| = m / (m + 2)` with `m = expm1(2|x|)`, `|x|` clamped to
-//!   saturation, slower but accurate from 0 to saturation.
+//!   degrees 5 and 4 in `x²`), exactly 1 from [`TANH_ONE_FROM`] on (never above 1 below it),
+//!   the sign restored last. Without FMA (and for `f64`): `tanh |x| = m / (m + 2)` with
+//!   `m = expm1(2|x|)`, `|x|` clamped to saturation, slower but accurate from 0 to saturation.
 //! - `logistic x = 1 / (1 + e⁻ˣ)`, denormal results flushed as XLA's runtime does.
 
 use super::exp_log::{exp, expm1, ExpLog};
