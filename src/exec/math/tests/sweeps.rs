@@ -98,24 +98,36 @@ fn f32_functions_meet_their_bounds_on_a_dense_sample() {
     }
 }
 
-/// Functions whose values lie in `[-1, 1]` (`logistic` in `[0, 1]`) never leave it, with
-/// either variant: over the dense sample, and for `tanh` over every `f32` from 8 to 9.05 (the
-/// end of its rational's fit), both signs. Its rational rises to `1 + 2⁻²³` for 52,083
-/// arguments between 8.09 and 9.01, within `tanh`'s ulp bound: only this catches it.
+/// Functions whose values lie in a range never leave it, with either variant: `tanh`, `erf`,
+/// `sin` and `cos` stay in `[-1, 1]`, `logistic` in `[0, 1]`, `exp` and `sqrt` at least 0 (`-0`
+/// included), `expm1` at least -1 (not `rsqrt`: it is `-∞` at `-0` and at negative denormals).
+/// Over the dense sample (NaN results aside: the ulp sweeps check where they belong), and for
+/// `tanh` over every `f32` from 8 to 9.05 (the end of its rational's fit), both signs: its
+/// rational rises to `1 + 2⁻²³` for 52,083 arguments between 8.09 and 9.01, within `tanh`'s ulp
+/// bound, and only this catches it.
 #[test]
 fn bounded_functions_never_leave_their_range() {
     let near_saturation: Vec<u32> =
         (8.0f32.to_bits()..=9.05f32.to_bits()).flat_map(|bits| [bits, bits | 0x8000_0000]).collect();
     let sample: Vec<u32> = dense_sample().collect();
-    for case in CASES.iter().filter(|case| ["tanh", "logistic", "erf", "sin", "cos"].contains(&case.name)) {
-        let low = if case.name == "logistic" { 0.0 } else { -1.0 };
-        let sets: &[&Vec<u32>] = if case.name == "tanh" { &[&sample, &near_saturation] } else { &[&sample] };
+    let ranges = [
+        ("tanh", -1.0, 1.0),
+        ("logistic", 0.0, 1.0),
+        ("erf", -1.0, 1.0),
+        ("sin", -1.0, 1.0),
+        ("cos", -1.0, 1.0),
+        ("exp", 0.0, f32::INFINITY),
+        ("expm1", -1.0, f32::INFINITY),
+        ("sqrt", 0.0, f32::INFINITY),
+    ];
+    for (name, low, high) in ranges {
+        let case = CASES.iter().find(|case| case.name == name).expect("a case of every bounded function");
+        let sets: &[&Vec<u32>] = if name == "tanh" { &[&sample, &near_saturation] } else { &[&sample] };
         for inputs in sets {
-            let outside = inputs
-                .par_iter()
-                .map(|&bits| f32::from_bits(bits))
-                .find_any(|&x| case.ours.iter().any(|ours| !(low..=1.0).contains(&ours(x)) && !x.is_nan()));
-            assert_eq!(outside, None, "{} leaves [{low}, 1] at this argument", case.name);
+            let outside = inputs.par_iter().map(|&bits| f32::from_bits(bits)).find_any(|&x| {
+                case.ours.iter().any(|ours| !(low..=high).contains(&ours(x)) && !ours(x).is_nan())
+            });
+            assert_eq!(outside, None, "{name} leaves [{low}, {high}] at this argument");
         }
     }
     // From `TANH_ONE_FROM` on, exactly ±1.
