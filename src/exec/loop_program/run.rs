@@ -631,6 +631,12 @@ impl LoopProgram {
         offset
     }
 
+    /// The steps, in a buffer walked with `strides`, between a chunk's rows (0 without a tile)
+    /// and between the elements of a row.
+    fn chunk_steps(&self, geometry: &Geometry, strides: &[isize]) -> [isize; 2] {
+        [geometry.tile_dim.map_or(0, |d| strides[d]), strides[self.sizes.len() - 1]]
+    }
+
     /// Asks the cache for the lines `item` will read from its inputs and write in the output
     /// (see `prefetch.rs`), while an earlier item computes.
     fn prefetch_item<T: Element>(
@@ -641,13 +647,17 @@ impl LoopProgram {
         target: &OutTarget<T>,
     ) {
         let chunk = self.chunk_of(item, geometry);
-        let last = self.sizes.len() - 1;
-        let steps = |strides: &[isize]| [geometry.tile_dim.map_or(0, |d| strides[d]), strides[last]];
         for node in &self.nodes {
             let NodeKind::Load { input, offset, strides } = &node.kind else { continue };
             let lines = with_native_type!(node.element_type, U => inputs[*input].slice::<U>().map(Lines::of));
             let Some(lines) = lines else { continue };
-            prefetch(lines, self.offset_of(item, geometry, strides, *offset), steps(strides), chunk, false);
+            prefetch(
+                lines,
+                self.offset_of(item, geometry, strides, *offset),
+                self.chunk_steps(geometry, strides),
+                chunk,
+                false,
+            );
         }
         if self.sink == Sink::Store {
             // Only its address is read: the slice is never made.
@@ -659,7 +669,7 @@ impl LoopProgram {
             prefetch(
                 lines,
                 self.offset_of(item, geometry, &self.out_strides, 0),
-                steps(&self.out_strides),
+                self.chunk_steps(geometry, &self.out_strides),
                 chunk,
                 true,
             );
@@ -677,7 +687,6 @@ impl LoopProgram {
     ) -> Result<()> {
         let last = self.sizes.len() - 1;
         let chunk = self.chunk_of(item, geometry);
-        let tile_stride_of = geometry.tile_dim.unwrap_or(last);
         if chunk.count() > frame.capacity {
             return Err(buffer_type_mismatch());
         }
@@ -688,7 +697,7 @@ impl LoopProgram {
             }
         }
         let Chunk { rows, len } = chunk;
-        let out_tile_step = if geometry.tile_dim.is_some() { self.out_strides[tile_stride_of] } else { 0 };
+        let [out_tile_step, _] = self.chunk_steps(geometry, &self.out_strides);
         // The result of a plain loop whose chunk is one run of the output is computed in place.
         let direct = self.sink == Sink::Store
             && self.out_strides[last] == 1
@@ -713,8 +722,7 @@ impl LoopProgram {
                 // Read from the node itself (`RegisterFile::frame`).
                 NodeKind::Constant(_) => continue,
                 NodeKind::Load { strides, .. } | NodeKind::Index { strides, .. } => {
-                    let tile_step = if geometry.tile_dim.is_some() { strides[tile_stride_of] } else { 0 };
-                    let steps = [tile_step, strides[last]];
+                    let steps = self.chunk_steps(geometry, strides);
                     if rows_in_place && self.read_by_links_only[k] {
                         if let Some(values) = broadcast_rows(node, inputs, frame.starts[k], steps, chunk) {
                             frame.values[k] = values;
@@ -859,7 +867,7 @@ impl LoopProgram {
                 }
             }
             Sink::Store if segment_len >= CHUNK && !self.chains_read_rows(row_len) => 1,
-            Sink::Store if self.blocked_items => (BLOCKED_CHUNK / segment_len).max(1),
+            Sink::Store if self.blocked_items => BLOCKED_CHUNK / segment_len,
             Sink::Store => PLAIN_CHUNK / segment_len,
             Sink::Accumulate { .. } if items_banded => 1,
             Sink::Accumulate { .. } if self.nodes.len() == 1 && (bands.is_some() || !self.row_kept()) => {
