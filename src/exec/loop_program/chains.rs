@@ -38,7 +38,9 @@ const MIN_LINKS: usize = 2;
 /// (its `exp(x − m)` a chain) 2.29 against 1.55 ms; GELU's chain of 8 is its fastest form.
 /// With AVX-512 chains (128 lanes) a chain of 2 ran `x·logistic(x)` faster (fastest of 300:
 /// 1.50–1.71 against 1.96–2.02 ms, three alternated rounds), `exp(x − 3)` the same and
-/// softmax slower in two rounds of three (2.61–2.71 against 1.96–2.19 ms): kept at 4.
+/// softmax slower in two rounds of three (2.61–2.71 against 1.96–2.19 ms): kept at 4. A later
+/// build measured softmax's chain of 2 at 2.10 against 1.96 ms from memory and 0.117
+/// against 0.127 ms over 256 rows in cache (fastest of three alternated rounds).
 const MIN_LINKS_WITH_FUNCTION: usize = 4;
 
 /// One link of a chain: an op on the running value and, for a binary op, the node of its

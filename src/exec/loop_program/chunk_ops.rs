@@ -260,6 +260,9 @@ fn binary<T: Element>(op: BinaryOp, a: Operand<'_, T>, b: Operand<'_, T>, out: &
         Add => map2(a, b, out, Element::add),
         Sub => map2(a, b, out, Element::sub),
         Mul => map2(a, b, out, Element::mul),
+        // By one value too: its reciprocal with two Markstein corrections (the correctly
+        // rounded quotient in a multiply and four FMAs) ran `x / 3` 7% faster in cache, but
+        // `x / Σ|x|` per row 10% slower and softmax 4–6% faster, within the noise.
         Div => map2(a, b, out, Element::div),
         Rem => map2(a, b, out, Element::rem),
         Max => map2(a, b, out, Element::maximum),
@@ -510,7 +513,9 @@ fn plain_extremum<T: Element>(values: &[T], pick: impl Fn(T, T) -> T) -> Option<
 }
 
 /// Lanes of independent accumulators when folding a chunk: they break the dependency chain so
-/// the fold vectorizes (for the associative ops).
+/// the fold vectorizes (for the associative ops). Sixty-four (four AVX-512 registers of `f32`
+/// in flight), combined pairwise or in order, ran row sums, layer norm and softmax no faster:
+/// the fold waits on its values, not on its adds.
 const LANES: usize = 16;
 
 /// The operands a chain's links read besides the running value, by node.
