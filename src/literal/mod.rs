@@ -368,7 +368,7 @@ pub(crate) fn fill_padding<T: NativeType>(shape: &Shape, memory: &mut [T], value
 impl Drop for Literal {
     fn drop(&mut self) {
         if let Contents::Array(storage) = &mut self.contents {
-            crate::storage::recycle(std::mem::replace(storage, Storage::Pred(Vec::new())));
+            crate::storage::recycle(std::mem::replace(storage, Storage::empty()));
         }
     }
 }

@@ -11,19 +11,22 @@
 //! instructions per 64 lanes for an add under AVX2, against about 27 for a pass over the chunk.
 //! AVX-512 halves both per lane: the jump is shared by twice the lanes.
 //!
-//! On cheap links the kernel is still slower than a loop written by hand, for a reason not yet
-//! found. GELU's arithmetic without its `tanh` (`0.5·x·(1 + |c·(x + 0.044715·x³)|)`, a chain
-//! of eight links and a side run) over f32[128,1024] in L2 on one thread took 0.036–0.038 ms,
-//! against 0.023 ms for the same nine ops in a hand loop for AVX-512 (a copy: 0.021 ms). Over
-//! f32[4096,1024] on two threads it took 1.07 ms, against 0.79 and a copy's 0.72 ms. `perf`
-//! puts about 40% of the chain's samples on the first link's loads of `x`, just after a jump.
-//! Measured and dropped:
+//! A link reading the chunk's values loads a register's worth per register of the block, and
+//! the buffers it reads are aligned to cache lines (`storage/buffer.rs`): a load that spans
+//! two lines costs twice. GELU's arithmetic without its `tanh`
+//! (`0.5·x·(1 + |c·(x + 0.044715·x³)|)`, a chain of eight links and a side run, five of them
+//! reading `x`) over f32[128,1024] in L2 on one thread took 0.045 ms in buffers 16 bytes past
+//! a line, where the allocator put them, and 0.030 ms in aligned ones (a hand loop for
+//! AVX-512, loading `x` once: 0.023 ms in the unaligned ones; a copy: 0.021 ms). A hand loop
+//! shaped as the chain (eight links over eight registers, each loading `x` again) took
+//! 0.045–0.048 ms reading from the unaligned `x` and 0.028–0.032 ms from an aligned one.
+//! Measured and dropped, before the buffers were aligned:
 //! - prefetching `x` into L1, 2 to 8 blocks ahead, changed nothing;
 //! - loads without bounds checks changed nothing;
 //! - from memory, asking for the output's lines 2 to 8 blocks ahead (`prefetchw`) changed
 //!   nothing;
 //! - half the jumps per lane ([`REGISTERS`] at 16, each link loading its operand register by
-//!   register) ran it at 0.034 ms, but GELU at 0.088 against 0.065 ms;
+//!   register) ran it at 0.034 against 0.036 ms, but GELU at 0.088 against 0.065 ms;
 //! - two jump sites (the steps applied in pairs) ran it at 0.084 ms, GELU at 0.099 ms.
 
 use super::vector::{Avx2, Avx512, Vector};

@@ -1,5 +1,6 @@
 //! Typed host storage: the Rust type that holds each element type ([`NativeType`]), and one
-//! `Vec` per element type ([`Storage`]), the buffer behind every [`Literal`].
+//! [`Buffer`] per element type ([`Storage`]), the memory behind every [`Literal`], aligned to
+//! a cache line.
 //!
 //! [`Literal`]: crate::Literal
 
@@ -8,6 +9,9 @@ use std::sync::Mutex;
 
 use crate::element_type::ElementType;
 use crate::error::{Error, Result};
+
+mod buffer;
+pub use buffer::Buffer;
 
 mod sealed {
     pub trait Sealed {}
@@ -36,9 +40,15 @@ pub trait NativeType:
     const HIGHEST: Self;
     /// The value as an `f64` (exact for all but the largest 64-bit integers).
     fn to_f64(self) -> f64;
-    /// Wraps a vector of this type as typed storage.
+    /// Wraps a vector of this type as typed storage (a long one that does not start on a
+    /// cache line is copied into memory that does).
     #[doc(hidden)]
-    fn into_storage(values: Vec<Self>) -> Storage;
+    fn into_storage(values: Vec<Self>) -> Storage {
+        Self::buffer_into_storage(Buffer::from_handed_over(values))
+    }
+    /// The buffer as a storage.
+    #[doc(hidden)]
+    fn buffer_into_storage(values: Buffer<Self>) -> Storage;
     /// The storage's elements, if they are of this type.
     #[doc(hidden)]
     fn slice_of(storage: &Storage) -> Option<&[Self]>;
@@ -60,18 +70,18 @@ macro_rules! native_type {
                 let $v = self;
                 $to_f64
             }
-            fn into_storage(values: Vec<Self>) -> Storage {
+            fn buffer_into_storage(values: Buffer<Self>) -> Storage {
                 Storage::$variant(values)
             }
             fn slice_of(storage: &Storage) -> Option<&[Self]> {
                 match storage {
-                    Storage::$variant(v) => Some(v),
+                    Storage::$variant(v) => Some(&**v),
                     _ => None,
                 }
             }
             fn slice_of_mut(storage: &mut Storage) -> Option<&mut [Self]> {
                 match storage {
-                    Storage::$variant(v) => Some(v),
+                    Storage::$variant(v) => Some(&mut **v),
                     _ => None,
                 }
             }
@@ -170,36 +180,36 @@ macro_rules! with_native_type {
 }
 pub(crate) use with_native_type;
 
-/// A typed vector of elements, in memory order.
+/// A typed buffer of elements, in memory order.
 #[derive(Clone, Debug, PartialEq)]
 #[doc(hidden)]
 pub enum Storage {
     /// `pred` elements.
-    Pred(Vec<bool>),
+    Pred(Buffer<bool>),
     /// `s8` elements.
-    S8(Vec<i8>),
+    S8(Buffer<i8>),
     /// `s16` elements.
-    S16(Vec<i16>),
+    S16(Buffer<i16>),
     /// `s32` elements.
-    S32(Vec<i32>),
+    S32(Buffer<i32>),
     /// `s64` elements.
-    S64(Vec<i64>),
+    S64(Buffer<i64>),
     /// `u8` elements.
-    U8(Vec<u8>),
+    U8(Buffer<u8>),
     /// `u16` elements.
-    U16(Vec<u16>),
+    U16(Buffer<u16>),
     /// `u32` elements.
-    U32(Vec<u32>),
+    U32(Buffer<u32>),
     /// `u64` elements.
-    U64(Vec<u64>),
+    U64(Buffer<u64>),
     /// `f16` elements.
-    F16(Vec<half::f16>),
+    F16(Buffer<half::f16>),
     /// `bf16` elements.
-    Bf16(Vec<half::bf16>),
+    Bf16(Buffer<half::bf16>),
     /// `f32` elements.
-    F32(Vec<f32>),
+    F32(Buffer<f32>),
     /// `f64` elements.
-    F64(Vec<f64>),
+    F64(Buffer<f64>),
 }
 
 impl Storage {
@@ -220,11 +230,16 @@ impl Storage {
 
     /// `len` copies of `value`, failing (instead of aborting) when memory cannot be had.
     pub(crate) fn filled<T: NativeType>(value: T, len: usize) -> Result<Storage> {
-        let mut values = zeroed_vec::<T>(len)?;
+        let mut values = Buffer::<T>::zeroed(len)?;
         if value != T::ZERO {
             values.fill(value);
         }
-        Ok(T::into_storage(values))
+        Ok(T::buffer_into_storage(values))
+    }
+
+    /// A storage of no elements (holding no memory).
+    pub(crate) fn empty() -> Storage {
+        bool::into_storage(Vec::new())
     }
 
     /// The element type held.
@@ -258,35 +273,6 @@ impl Storage {
     pub(crate) fn as_mut_slice<T: NativeType>(&mut self) -> Result<&mut [T]> {
         let expected = self.element_type();
         T::slice_of_mut(self).ok_or(Error::ElementTypeMismatch { expected, actual: T::ELEMENT_TYPE })
-    }
-}
-
-/// `len` zeros, from zeroed memory (the operating system's fresh pages need no writing, so a
-/// large buffer costs only the page faults of its first use); an error, not an abort, when
-/// the memory cannot be had.
-fn zeroed_vec<T: NativeType>(len: usize) -> Result<Vec<T>> {
-    let too_large = || {
-        Error::invalid(format!(
-            "cannot allocate {len} elements of {} ({} bytes)",
-            T::ELEMENT_TYPE,
-            len.saturating_mul(T::ELEMENT_TYPE.byte_size())
-        ))
-    };
-    if len == 0 || std::mem::size_of::<T>() == 0 {
-        return Ok(Vec::new());
-    }
-    let layout = std::alloc::Layout::array::<T>(len).map_err(|_| too_large())?;
-    // SAFETY: `layout` has a nonzero size (len > 0 and T is not zero-sized). A null result is
-    // an allocation failure, reported as an error. Otherwise the block holds `len` elements of
-    // T, allocated by the global allocator with T's layout, and all-zero bits are a valid
-    // value of every `NativeType` (false, 0, +0.0), so the Vec owns `len` initialized
-    // elements with capacity `len`, as `from_raw_parts` requires.
-    unsafe {
-        let pointer = std::alloc::alloc_zeroed(layout) as *mut T;
-        if pointer.is_null() {
-            return Err(too_large());
-        }
-        Ok(Vec::from_raw_parts(pointer, len, len))
     }
 }
 
