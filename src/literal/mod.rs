@@ -72,7 +72,10 @@ impl Literal {
 
     /// A literal of `shape` holding `values`, given in logical row-major order and stored in
     /// the shape's layout. The values must be of the shape's element type and as many as its
-    /// elements.
+    /// elements. The vector's memory is kept when the layout is the default one, unless it is
+    /// 16 KiB or more and does not start on a 64-byte boundary: then it is copied into memory
+    /// that does, where vectorized loops read whole cache lines (XLA:CPU aligns its buffers
+    /// so, too).
     ///
     /// ```
     /// use lazy_xla::{shape, Literal};

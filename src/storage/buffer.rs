@@ -5,11 +5,10 @@
 //! bytes: in a buffer that starts 16 bytes past a line (where the system allocator puts large
 //! blocks), each of its loads and stores spans two cache lines. GELU's arithmetic without its
 //! `tanh` (a chain of eight links: `chunk_ops/chain_kernel.rs`) over f32[128,1024] in L2 on
-//! one thread took 0.030 ms between aligned buffers against 0.045 ms before. Over
-//! f32[4096,1024] on two threads (fastest of 200 runs, alternated rounds; a copy: 0.69–0.75
-//! ms) it took 0.96 against 1.04 ms in one session of rounds and 0.83 against 1.07 ms in
-//! another; in that one, GELU took 1.36 against 1.55 ms, `tanh` 0.77 against 0.89 ms and
-//! `exp` 0.75 against 0.79 ms.
+//! one thread took 0.030 ms between aligned buffers against 0.045 ms before, and GELU 0.063
+//! against 0.070 ms. Over f32[4096,1024] on two threads (fastest of 200 runs in eight
+//! alternated rounds; a copy: 0.70 ms) they took 0.84 against 0.90 ms and 1.18 against
+//! 1.26 ms; softmax and `tanh` moved within the noise.
 //!
 //! A `Vec` handed over (`Literal::from_vec`) is kept as it is when it is small or already
 //! aligned, and copied into an aligned buffer otherwise.
