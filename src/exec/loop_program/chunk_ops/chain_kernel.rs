@@ -11,15 +11,16 @@
 //! instructions per 64 lanes for an add under AVX2, against about 27 for a pass over the chunk.
 //! AVX-512 halves both per lane: the jump is shared by twice the lanes.
 //!
-//! A link reading the chunk's values loads a register's worth per register of the block, and
-//! the buffers it reads are aligned to cache lines (`storage/buffer.rs`): a load that spans
-//! two lines costs twice. GELU's arithmetic without its `tanh`
-//! (`0.5·x·(1 + |c·(x + 0.044715·x³)|)`, a chain of eight links and a side run, five of them
-//! reading `x`) over f32[128,1024] in L2 on one thread took 0.045 ms in buffers 16 bytes past
-//! a line, where the allocator put them, and 0.030 ms in aligned ones (a hand loop for
-//! AVX-512, loading `x` once: 0.023 ms in the unaligned ones; a copy: 0.021 ms). A hand loop
-//! shaped as the chain (eight links over eight registers, each loading `x` again) took
-//! 0.045–0.048 ms reading from the unaligned `x` and 0.028–0.032 ms from an aligned one.
+//! A link reading the chunk's values loads a register's worth per register of the block. The
+//! buffers start on cache lines (`storage/buffer.rs`), so in rows of a multiple of 16 `f32`
+//! each such load reads one line; a load across two lines costs more, once per link. GELU's
+//! arithmetic without its `tanh` (`0.5·x·(1 + |c·(x + 0.044715·x³)|)`: a chain of eight links
+//! and a side run, five links reading `x`) over f32[128,1024] in L2 on one thread took
+//! 0.036–0.045 ms in buffers 16 bytes past a line, where the allocator put them, and
+//! 0.027–0.034 ms in aligned ones (a hand loop for AVX-512, loading `x` once: 0.023 ms in the
+//! unaligned ones; a copy: 0.021 ms). A hand loop shaped as the chain (eight links over eight
+//! registers, each loading `x` again) took 0.045–0.048 ms reading from the unaligned `x` and
+//! 0.028–0.032 ms from an aligned one.
 //! Measured and dropped, before the buffers were aligned:
 //! - prefetching `x` into L1, 2 to 8 blocks ahead, changed nothing;
 //! - loads without bounds checks changed nothing;
