@@ -90,8 +90,8 @@ impl<T: NativeType> Buffer<T> {
     fn from_vec(values: Vec<T>) -> Buffer<T> {
         let mut values = std::mem::ManuallyDrop::new(values);
         let (len, capacity) = (values.len(), values.capacity());
-        // A vector's pointer is never null (dangling when it has no allocation).
-        let pointer = NonNull::new(values.as_mut_ptr()).unwrap_or(NonNull::dangling());
+        // Dangling (but aligned and non-null) when the vector has no allocation.
+        let pointer = NonNull::from(&mut values[..]).cast::<T>();
         Buffer { pointer, len, capacity, align: align_of::<T>() }
     }
 }

@@ -276,7 +276,7 @@ impl Storage {
     }
 }
 
-/// Runs `$body` with `$values` bound to the storage's vector, whatever its element type.
+/// Runs `$body` with `$values` bound to the storage's buffer, whatever its element type.
 macro_rules! with_storage {
     ($storage:expr, $values:ident => $body:expr) => {
         match $storage {
