@@ -24,24 +24,18 @@ pub(super) fn lanes(element_type: ElementType) -> Option<usize> {
     (element_type == CHAINED_TYPE).then(chunk_ops::chain_lanes).flatten()
 }
 
-/// The fewest links a chain of cheap ops has. Evaluated node by node, such a run is a pass
-/// per node, each a few instructions per vector: the first pass, reading its operands from
+/// The fewest links a chain has. Evaluated node by node, such a run is a pass per node, each
+/// a few instructions per vector for a cheap op: the first pass, reading its operands from
 /// memory, waits on them, and the later ones cannot overlap that wait. A chain reads them
 /// while it computes: over f32[4096,1024], `x·3 + 1` went from 1.77–1.99 to 0.93–1.06 ms on
 /// one thread, and from 0.57–1.17 to 0.34–0.56 ms on two (fastest of 200, alternated).
+///
+/// Chains through an elementary function took four links until `exp` and `tanh` were computed
+/// in registers (`chunk_ops/register_functions.rs`): a chain of two then paid even through
+/// memory. On two threads (fastest of 150, four alternated rounds, a copy 0.59 ms),
+/// `logistic(x·1.5)` took 0.88 against 1.07 ms node by node, `log(x + 5)` 0.96 against 1.19,
+/// and `x·logistic(x·1.5)` (three links) 0.99 against 1.49.
 const MIN_LINKS: usize = 2;
-
-/// The fewest links a chain through an elementary function has: its block goes through
-/// memory to the function's loop and back ([`ChainFunction`]), which costs more than a pass
-/// of the function over the chunk unless enough cheap links share the chain. `exp(x − 3)`
-/// as a chain of 2 took 1.40 against 0.98 ms node by node on two threads, and row softmax
-/// (its `exp(x − m)` a chain) 2.29 against 1.55 ms; GELU's chain of 8 is its fastest form.
-/// With AVX-512 chains (128 lanes) a chain of 2 ran `x·logistic(x)` faster (fastest of 300:
-/// 1.50–1.71 against 1.96–2.02 ms, three alternated rounds), `exp(x − 3)` the same and
-/// softmax slower in two rounds of three (2.61–2.71 against 1.96–2.19 ms): kept at 4. A later
-/// build measured softmax's chain of 2 at 2.10 against 1.96 ms from memory and 0.117
-/// against 0.127 ms over 256 rows in cache (fastest of three alternated rounds).
-const MIN_LINKS_WITH_FUNCTION: usize = 4;
 
 /// One link of a chain: an op on the running value and, for a binary op, the node of its
 /// other operand and the side the running value is on.
@@ -66,9 +60,10 @@ pub(super) enum ChainOp {
 }
 
 /// The elementary functions a chain computes, each as its own pass does (the same function,
-/// the same fused multiply-adds, so to the bit), over the block's lanes through memory: they
-/// need registers of their own, so the block is stored, mapped by a vectorized loop and
-/// reloaded. That costs instructions (GELU: 8,890 per 1024 elements under AVX2 against 7,560
+/// the same fused multiply-adds, so to the bit): `exp` and `tanh` in the block's registers
+/// (`chunk_ops/register_functions.rs`), the others over the block's lanes through memory
+/// (the block stored, mapped by a vectorized loop and reloaded). Through memory costs
+/// instructions (GELU: 8,890 per 1024 elements under AVX2 against 7,560
 /// node by node) but saves time: node by node, the cheap passes after GELU's tanh, the one
 /// writing the output among them, ran in loops of a few instructions per vector that waited
 /// on memory (with the pass reading `x`, 61% of GELU's time on one thread), where inside the
@@ -106,7 +101,7 @@ pub(super) struct Side {
 pub(super) const MAX_SIDES: usize = 2;
 
 /// The most links of a side run: a longer run read by one link is a chain of its own.
-const MAX_SIDE_LINKS: usize = MIN_LINKS_WITH_FUNCTION - 1;
+const MAX_SIDE_LINKS: usize = 3;
 
 /// What a node is in the program's chains.
 #[derive(Clone, Debug, PartialEq)]
@@ -157,7 +152,7 @@ fn linkable(node: &Node) -> bool {
 /// The role of each of `nodes` (operands before users, the last the result): a linkable node
 /// that varies along the row continues the chain of one of its operands if that operand is
 /// such a node too and read by nothing else (of two, the one with the longer chain); a chain
-/// has at least [`MIN_LINKS`] links, or [`MIN_LINKS_WITH_FUNCTION`] through a function.
+/// has at least [`MIN_LINKS`] links.
 pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
     let reads = reads(nodes);
     // Whether a node is one value for every element of a row (computed from constants and
@@ -180,8 +175,6 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
     // The operand each node continues the chain of, and the links of the chain it ends.
     let mut continued: Vec<Option<usize>> = vec![None; nodes.len()];
     let mut length = vec![0usize; nodes.len()];
-    // Whether the chain ending at a node has a link through an elementary function.
-    let mut through_function = vec![false; nodes.len()];
     for (k, node) in nodes.iter().enumerate() {
         if !linkable(k) {
             continue;
@@ -190,10 +183,7 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
         continued[k] =
             node.operands.iter().copied().filter(continues).max_by_key(|&p| (length[p], usize::MAX - p));
         length[k] = 1 + continued[k].map_or(0, |p| length[p]);
-        through_function[k] = matches!(link(node, node.operands[0]), Some(Link::Function(_)))
-            || continued[k].is_some_and(|p| through_function[p]);
     }
-    let min_links = |end: usize| if through_function[end] { MIN_LINKS_WITH_FUNCTION } else { MIN_LINKS };
     let mut continues_to = vec![false; nodes.len()];
     for &p in continued.iter().flatten() {
         continues_to[p] = true;
@@ -229,7 +219,7 @@ pub(super) fn find(nodes: &[Node]) -> Vec<Role> {
     // Last chain first, so that a short run a later chain reads is its side rather than a
     // chain of its own (a side writes no slot).
     for end in (0..nodes.len()).rev() {
-        if continues_to[end] || length[end] < min_links(end) || roles[end] != Role::Alone {
+        if continues_to[end] || length[end] < MIN_LINKS || roles[end] != Role::Alone {
             continue;
         }
         let (members, start, links) = run(end);
@@ -521,9 +511,9 @@ mod tests {
     }
 
     #[test]
-    fn two_cheap_links_are_a_chain_a_function_needs_four_and_a_short_run_a_link_reads_is_a_side() {
-        // sin(x·3 + 3) and exp(· − 3): a chain of two cheap links, then two links through exp,
-        // left node by node. Then |−(x − 3)|·3·|−(y·3)| + 3, whose three-link run from y
+    fn two_links_are_a_chain_through_a_function_too_and_a_short_run_a_link_reads_is_a_side() {
+        // sin(x·3 + 3) and exp(· − 3): a chain of two cheap links, sin alone, then a chain of
+        // two links through exp. Then |−(x − 3)|·3·|−(y·3)| + 3, whose three-link run from y
         // would be a chain of its own were it not read by a link of a later chain: it is that
         // chain's side.
         let nodes = vec![
@@ -550,7 +540,13 @@ mod tests {
         let short =
             Chain { start: 0, links: vec![link(ChainOp::Mul, 1), link(ChainOp::Add, 1)], sides: vec![] };
         assert_eq!(roles[2..4], [Role::Inside(3), Role::End(short)]);
-        assert!([0, 1, 4, 5, 6, 7].iter().all(|&k| roles[k] == Role::Alone), "{roles:?}");
+        let through_exp = Chain {
+            start: 4,
+            links: vec![link(ChainOp::Sub, 1), Link::Function(ChainFunction::Exp)],
+            sides: vec![],
+        };
+        assert_eq!(roles[5..7], [Role::Inside(6), Role::End(through_exp)]);
+        assert!([0, 1, 4, 7].iter().all(|&k| roles[k] == Role::Alone), "{roles:?}");
         let side = Side { node: 10, start: 7, links: vec![link(ChainOp::Mul, 1), Link::Neg, Link::Abs] };
         let links = vec![
             link(ChainOp::Sub, 1),

@@ -140,6 +140,8 @@ macro_rules! inlined {
 #[cfg(target_arch = "x86_64")]
 mod chain_kernel;
 #[cfg(target_arch = "x86_64")]
+mod register_functions;
+#[cfg(target_arch = "x86_64")]
 mod vector;
 
 /// The instruction sets a chunk op is compiled for; the best one the CPU has is chosen at

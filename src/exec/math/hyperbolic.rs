@@ -27,6 +27,14 @@ pub(crate) trait Hyperbolic: ExpLog {
 /// on). From here on, 1 is at most 3.1 ulps from `tanh` (`1 − 1.85·10⁻⁷` here).
 pub(crate) const TANH_ONE_FROM: f32 = 8.094_82;
 
+/// The numerator of `f32`'s rational `tanh` (with FMA), `|x|·TANH_P(x²) / TANH_Q(x²)`, as
+/// coefficients of `x²` from the constant term on.
+pub(crate) const TANH_P: &[f32] =
+    &[1.0, 0.136_785_02, 0.003_866_556, 2.797_168_5e-5, 3.049_892_3e-8, -1.213_958e-11];
+
+/// The denominator of `f32`'s rational `tanh` (see [`TANH_P`]).
+pub(crate) const TANH_Q: &[f32] = &[1.0, 0.470_118_34, 0.027_239_356, 0.000_393_550_65, 1.284_866e-6];
+
 impl Hyperbolic for f32 {
     const TANH_SATURATION: f32 = 9.05;
     const TANH_DAZ: bool = false;
@@ -37,12 +45,10 @@ impl Hyperbolic for f32 {
             // Without FMA the rational's roundings reach 6 ulps: the slower exact form.
             return tanh_by_expm1::<f32, M>(a);
         }
-        const P: &[f32] = &[1.0, 0.136_785_02, 0.003_866_556, 2.797_168_5e-5, 3.049_892_3e-8, -1.213_958e-11];
-        const Q: &[f32] = &[1.0, 0.470_118_34, 0.027_239_356, 0.000_393_550_65, 1.284_866e-6];
         // Unclamped: past the fit's range the select below replaces whatever the rational
         // gives (even NaN, from ∞/∞ once `a²` overflows), and a NaN `a` fails it.
         let z = a * a;
-        let t = a * poly::<M, _>(z, P) / poly::<M, _>(z, Q);
+        let t = a * poly::<M, _>(z, TANH_P) / poly::<M, _>(z, TANH_Q);
         select(a >= TANH_ONE_FROM, 1.0, t)
     }
 }

@@ -43,9 +43,9 @@ mod trig;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use exp_log::{exp, exp_fast, expm1, log, log1p};
+pub(crate) use exp_log::{exp, exp_fast, expm1, log, log1p, ExpLog};
 pub(crate) use extrema::{maximum, minimum};
-pub(crate) use hyperbolic::{logistic, tanh};
+pub(crate) use hyperbolic::{logistic, tanh, TANH_ONE_FROM, TANH_P, TANH_Q};
 pub(crate) use pow::pow;
 pub(crate) use roots::{cbrt, rsqrt, sqrt};
 pub(crate) use special::erf;

@@ -1,7 +1,8 @@
 //! The chain kernel on x86-64, generic over its vector registers ([`Vector`]): AVX2's with FMA,
 //! or AVX-512's. A block of eight registers (64 `f32` lanes under AVX2, 128 under AVX-512) is
 //! held from a chain's first link to its last, each link one or a few vector instructions per
-//! register, or an elementary function over the lanes ([`map_function`]). The chain's side
+//! register, or an elementary function: `exp` and `tanh` in the registers
+//! (`register_functions.rs`), the others over the lanes through memory ([`map_function`]). The chain's side
 //! runs are computed first for each block, each stored to a block on the stack that the link
 //! reading it loads.
 //!
@@ -30,6 +31,7 @@
 //!   register) ran it at 0.034 against 0.036 ms, but GELU at 0.088 against 0.065 ms;
 //! - two jump sites (the steps applied in pairs) ran it at 0.084 ms, GELU at 0.099 ms.
 
+use super::register_functions;
 use super::vector::{Avx2, Avx512, Vector};
 use super::{map1, map1_fast, ChainOperand, ChainOperands, Operand};
 use crate::exec::element::Element;
@@ -167,7 +169,7 @@ macro_rules! steps {
             match step {
                 Step::Neg => each(block, |a| a.xor(sign)),
                 Step::Abs => each(block, |a| sign.and_not(a)),
-                Step::Function(function) => *block = V::apply_function(*block, function),
+                Step::Function(function) => *block = register_functions::apply(*block, function, sign),
                 Step::MaxOrdered(b) => {
                     let (b, keep) = (sign.splat_like(b), ordered_mask(b.is_sign_positive(), sign));
                     each(block, |a| maximum_ordered(a, b, keep))
@@ -413,7 +415,7 @@ fn load<V: Vector>(like: V, values: &[f32]) -> Block<V> {
 
 /// The block stored to the first lanes of `out`.
 #[inline(always)]
-fn store<V: Vector>(block: &Block<V>, out: &mut [f32]) {
+pub(super) fn store<V: Vector>(block: &Block<V>, out: &mut [f32]) {
     let lanes = out.get_mut(..lanes::<V>()).expect("a chain's output holds every block");
     for (register, lanes) in block.iter().zip(lanes.chunks_exact_mut(V::WIDTH)) {
         register.store(lanes);
@@ -422,6 +424,7 @@ fn store<V: Vector>(block: &Block<V>, out: &mut [f32]) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::vector::for_each_instruction_set;
     use super::*;
     use crate::exec::loop_program::chains::Side;
     use crate::exec::math::{maximum as scalar_maximum, minimum as scalar_minimum};
@@ -429,21 +432,6 @@ mod tests {
     /// Every kind of `f32` that maximum and minimum treat apart.
     const SPECIALS: [f32; 11] =
         [f32::NAN, -f32::NAN, 0.0, -0.0, 1.0, -1.0, 2.5, f32::INFINITY, f32::NEG_INFINITY, 1e-40, -1e-40];
-
-    /// A vector of each instruction set this CPU has, `f(vector)` for each: AVX2's, then
-    /// AVX-512's.
-    fn for_each_instruction_set(mut avx2: impl FnMut(Avx2), mut avx512: impl FnMut(Avx512)) {
-        use super::super::{detect_level, Level};
-        let level = detect_level();
-        if matches!(level, Level::Avx2 | Level::Avx512) {
-            // SAFETY: the CPU has AVX2 and FMA (every level above the baseline has them).
-            avx2(unsafe { Avx2::splat(0.0) });
-        }
-        if level == Level::Avx512 {
-            // SAFETY: the CPU has AVX-512.
-            avx512(unsafe { Avx512::splat(0.0) });
-        }
-    }
 
     /// Whether `got` is `want` to the bit, or both are NaN.
     fn same(got: f32, want: f32) -> bool {

@@ -3,15 +3,20 @@
 //! instruction set (only the unsafe [`Vector::splat`] and [`Vector::load`] make one), so the
 //! arithmetic on it is safe. Each method is an instruction or two (AVX-512's `unordered`
 //! compares into a mask, then widens it), inlined into the kernel's instance compiled for the
-//! same instruction set.
+//! same instruction set. Besides the links' ops, the few the elementary functions computed in
+//! registers need (`register_functions.rs`): a fused multiply-add, a select, an exponent
+//! scaling and a range test.
 
 use std::arch::x86_64::{
-    __m256, __m512, _mm256_add_ps, _mm256_and_ps, _mm256_andnot_ps, _mm256_cmp_ps, _mm256_cvtss_f32,
-    _mm256_div_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps, _mm256_mul_ps, _mm256_or_ps,
-    _mm256_set1_ps, _mm256_storeu_ps, _mm256_sub_ps, _mm256_xor_ps, _mm512_add_ps, _mm512_and_ps,
-    _mm512_andnot_ps, _mm512_castsi512_ps, _mm512_cmp_ps_mask, _mm512_cvtss_f32, _mm512_div_ps,
-    _mm512_loadu_ps, _mm512_max_ps, _mm512_min_ps, _mm512_movm_epi32, _mm512_mul_ps, _mm512_or_ps,
-    _mm512_set1_ps, _mm512_storeu_ps, _mm512_sub_ps, _mm512_xor_ps, _CMP_UNORD_Q,
+    __m256, __m512, _mm256_add_epi32, _mm256_add_ps, _mm256_and_ps, _mm256_andnot_ps, _mm256_blendv_ps,
+    _mm256_castps_si256, _mm256_castsi256_ps, _mm256_cmp_ps, _mm256_cvtss_f32, _mm256_div_ps,
+    _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps, _mm256_movemask_ps, _mm256_mul_ps,
+    _mm256_or_ps, _mm256_set1_ps, _mm256_slli_epi32, _mm256_storeu_ps, _mm256_sub_ps, _mm256_xor_ps,
+    _mm512_add_epi32, _mm512_add_ps, _mm512_and_ps, _mm512_andnot_ps, _mm512_castps_si512,
+    _mm512_castsi512_ps, _mm512_cmp_ps_mask, _mm512_cvtss_f32, _mm512_div_ps, _mm512_fmadd_ps,
+    _mm512_loadu_ps, _mm512_mask_blend_ps, _mm512_max_ps, _mm512_min_ps, _mm512_movm_epi32, _mm512_mul_ps,
+    _mm512_or_ps, _mm512_set1_ps, _mm512_slli_epi32, _mm512_storeu_ps, _mm512_sub_ps, _mm512_xor_ps,
+    _CMP_GE_OQ, _CMP_LE_OQ, _CMP_UNORD_Q,
 };
 
 use super::chain_kernel::{self, map_function, Block, REGISTERS};
@@ -82,6 +87,19 @@ pub(super) trait Vector: Copy {
     /// All bits set in the lanes where either is NaN, else 0.
     fn unordered(self, other: Self) -> Self;
 
+    /// `self·b + c` with one rounding (`vfmadd`).
+    fn mul_add(self, b: Self, c: Self) -> Self;
+
+    /// `then` in the lanes where `self ≥ bound` (false for NaN), `otherwise` in the others.
+    fn select_at_least(self, bound: Self, then: Self, otherwise: Self) -> Self;
+
+    /// `self · 2ⁿ` where `t`'s low bits hold `n`, by adding `n` to the exponent field: as
+    /// `Real::scale_by`, right where the result is normal.
+    fn scale_by(self, t: Self) -> Self;
+
+    /// Whether every lane lies in `[lo, hi]` (none is NaN).
+    fn all_within(self, lo: Self, hi: Self) -> bool;
+
     /// `function` on every lane of `block`, by the kernel's [`map_function`] compiled for the
     /// instruction set of `Self` (out of line: the function needs registers of its own).
     fn apply_function(block: Block<Self>, function: ChainFunction) -> Block<Self>;
@@ -103,7 +121,9 @@ pub(super) trait Vector: Copy {
 macro_rules! vector {
     ($name:ident, $register:ty, $width:literal, $features:literal, $splat:ident, $load:ident, $store:ident,
         $first:ident, $add:ident, $sub:ident, $mul:ident, $div:ident, $max:ident, $min:ident, $and:ident,
-        $or:ident, $xor:ident, $and_not:ident, |$a:ident, $b:ident| $unordered:expr) => {
+        $or:ident, $xor:ident, $and_not:ident, |$a:ident, $b:ident| $unordered:expr, $mul_add:ident,
+        |$x:ident, $bound:ident, $then:ident, $otherwise:ident| $select_at_least:expr,
+        |$scaled:ident, $t:ident| $scale_by:expr, |$lanes:ident, $lo:ident, $hi:ident| $all_within:expr) => {
         #[doc = concat!("A register of ", stringify!($width), " `f32` lanes (", $features, ").")]
         #[derive(Clone, Copy)]
         pub(super) struct $name($register);
@@ -152,6 +172,33 @@ macro_rules! vector {
                 let ($a, $b) = (self.0, other.0);
                 // SAFETY: as above.
                 Self(unsafe { $unordered })
+            }
+
+            #[inline(always)]
+            fn mul_add(self, b: Self, c: Self) -> Self {
+                // SAFETY: as above.
+                Self(unsafe { $mul_add(self.0, b.0, c.0) })
+            }
+
+            #[inline(always)]
+            fn select_at_least(self, bound: Self, then: Self, otherwise: Self) -> Self {
+                let ($x, $bound, $then, $otherwise) = (self.0, bound.0, then.0, otherwise.0);
+                // SAFETY: as above.
+                Self(unsafe { $select_at_least })
+            }
+
+            #[inline(always)]
+            fn scale_by(self, t: Self) -> Self {
+                let ($scaled, $t) = (self.0, t.0);
+                // SAFETY: as above.
+                Self(unsafe { $scale_by })
+            }
+
+            #[inline(always)]
+            fn all_within(self, lo: Self, hi: Self) -> bool {
+                let ($lanes, $lo, $hi) = (self.0, lo.0, hi.0);
+                // SAFETY: as above.
+                unsafe { $all_within }
             }
 
             fn apply_function(block: Block<Self>, function: ChainFunction) -> Block<Self> {
@@ -204,7 +251,17 @@ vector!(
     _mm256_or_ps,
     _mm256_xor_ps,
     _mm256_andnot_ps,
-    |a, b| _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b)
+    |a, b| _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b),
+    _mm256_fmadd_ps,
+    |x, bound, then, otherwise| _mm256_blendv_ps(otherwise, then, _mm256_cmp_ps::<_CMP_GE_OQ>(x, bound)),
+    |x, t| _mm256_castsi256_ps(_mm256_add_epi32(
+        _mm256_castps_si256(x),
+        _mm256_slli_epi32::<23>(_mm256_castps_si256(t))
+    )),
+    |x, lo, hi| {
+        let within = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GE_OQ>(x, lo), _mm256_cmp_ps::<_CMP_LE_OQ>(x, hi));
+        _mm256_movemask_ps(within) == 0xff
+    }
 );
 
 vector!(
@@ -226,5 +283,32 @@ vector!(
     _mm512_or_ps,
     _mm512_xor_ps,
     _mm512_andnot_ps,
-    |a, b| _mm512_castsi512_ps(_mm512_movm_epi32(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, b)))
+    |a, b| _mm512_castsi512_ps(_mm512_movm_epi32(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, b))),
+    _mm512_fmadd_ps,
+    |x, bound, then, otherwise| _mm512_mask_blend_ps(
+        _mm512_cmp_ps_mask::<_CMP_GE_OQ>(x, bound),
+        otherwise,
+        then
+    ),
+    |x, t| _mm512_castsi512_ps(_mm512_add_epi32(
+        _mm512_castps_si512(x),
+        _mm512_slli_epi32::<23>(_mm512_castps_si512(t))
+    )),
+    |x, lo, hi| _mm512_cmp_ps_mask::<_CMP_GE_OQ>(x, lo) & _mm512_cmp_ps_mask::<_CMP_LE_OQ>(x, hi) == 0xffff
 );
+
+/// A vector of each instruction set this CPU has, `f(vector)` for each: AVX2's, then
+/// AVX-512's.
+#[cfg(test)]
+pub(super) fn for_each_instruction_set(mut avx2: impl FnMut(Avx2), mut avx512: impl FnMut(Avx512)) {
+    use super::{detect_level, Level};
+    let level = detect_level();
+    if matches!(level, Level::Avx2 | Level::Avx512) {
+        // SAFETY: the CPU has AVX2 and FMA (every level above the baseline has them).
+        avx2(unsafe { Avx2::splat(0.0) });
+    }
+    if level == Level::Avx512 {
+        // SAFETY: the CPU has AVX-512.
+        avx512(unsafe { Avx512::splat(0.0) });
+    }
+}
