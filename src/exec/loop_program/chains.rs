@@ -32,9 +32,9 @@ pub(super) fn lanes(element_type: ElementType) -> Option<usize> {
 ///
 /// Chains through an elementary function took four links until `exp` and `tanh` were computed
 /// in registers (`chunk_ops/register_functions.rs`): a chain of two then paid even through
-/// memory. On two threads (fastest of 150, four alternated rounds, a copy 0.59 ms),
-/// `logistic(x·1.5)` took 0.88 against 1.07 ms node by node, `log(x + 5)` 0.96 against 1.19,
-/// and `x·logistic(x·1.5)` (three links) 0.99 against 1.49.
+/// memory. On two threads (fastest of 150, four alternated rounds, a copy 0.58 ms),
+/// `logistic(x·1.5)` took 0.88 against 1.07 ms node by node, `log(x + 5)` 0.84 against 1.08,
+/// and `x·logistic(x·1.5)` (three links) 1.01 against 1.39.
 const MIN_LINKS: usize = 2;
 
 /// One link of a chain: an op on the running value and, for a binary op, the node of its
@@ -62,9 +62,9 @@ pub(super) enum ChainOp {
 /// The elementary functions a chain computes, each as its own pass does (the same function,
 /// the same fused multiply-adds, so to the bit): `exp` and `tanh` in the block's registers
 /// (`chunk_ops/register_functions.rs`), the others over the block's lanes through memory
-/// (the block stored, mapped by a vectorized loop and reloaded). Through memory costs
-/// instructions (GELU: 8,890 per 1024 elements under AVX2 against 7,560
-/// node by node) but saves time: node by node, the cheap passes after GELU's tanh, the one
+/// (the block stored, mapped by a vectorized loop and reloaded). Through memory, GELU's tanh
+/// cost instructions (8,890 per 1024 elements under AVX2 against 7,560 node by node) but
+/// saved time: node by node, the cheap passes after GELU's tanh, the one
 /// writing the output among them, ran in loops of a few instructions per vector that waited
 /// on memory (with the pass reading `x`, 61% of GELU's time on one thread), where inside the
 /// chain the output's stores overlap the function's arithmetic. GELU's fastest of 300 runs

@@ -2,9 +2,9 @@
 //! or AVX-512's. A block of eight registers (64 `f32` lanes under AVX2, 128 under AVX-512) is
 //! held from a chain's first link to its last, each link one or a few vector instructions per
 //! register, or an elementary function: `exp` and `tanh` in the registers
-//! (`register_functions.rs`), the others over the lanes through memory ([`map_function`]). The chain's side
-//! runs are computed first for each block, each stored to a block on the stack that the link
-//! reading it loads.
+//! (`register_functions.rs`), the others over the lanes through memory ([`map_function`]).
+//! The chain's side runs are computed first for each block, each stored to a block on the
+//! stack that the link reading it loads.
 //!
 //! The block is explicit vectors: LLVM kept a plain `[f32; 64]` in registers across the links
 //! only while no link needed many registers of its own. The links are resolved once per chunk

@@ -6,10 +6,13 @@
 //!
 //! In registers the block skips a store, a loop of the function over its lanes and a load per
 //! link, which made a chain of two links through a function pay (see `chains::MIN_LINKS`):
-//! on two threads over f32[4096,1024] (fastest of 150, four alternated rounds), `exp(x − 3)`
-//! took 0.63 ms, against 0.75 as a chain through memory and 0.84 as two passes; `tanh(x·0.5)`
-//! 0.66 against 0.76 and 0.88; row softmax (its `exp(x − m)` a chain) 1.33 against 1.42 and
-//! 1.49 (a copy: 0.59 ms).
+//! on two threads over f32[4096,1024] (fastest of 150, four alternated rounds of three
+//! builds), `exp(x − 3)` took 0.63 ms, against 0.75 as a chain through memory and 0.84 as two
+//! passes; `tanh(x·0.5)` 0.66 against 0.76 and 0.88; row softmax (its `exp(x − m)` a chain)
+//! 1.33 against 1.42 and 1.49 (a copy: 0.59 ms). Four rounds of this build against the one
+//! before (two passes): `exp(x − 3)` 0.62 against 0.85 ms, `tanh(x·0.5)` 0.61 against 0.86,
+//! softmax 1.23 against 1.37, GELU (its tanh now in registers) 0.88 against 0.96 (a copy:
+//! 0.58 ms).
 //!
 //! [`Fused`]: crate::exec::math::Fused
 

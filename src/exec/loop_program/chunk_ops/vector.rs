@@ -3,7 +3,7 @@
 //! instruction set (only the unsafe [`Vector::splat`] and [`Vector::load`] make one), so the
 //! arithmetic on it is safe. Each method is an instruction or two (AVX-512's `unordered`
 //! compares into a mask, then widens it), inlined into the kernel's instance compiled for the
-//! same instruction set. Besides the links' ops, the few the elementary functions computed in
+//! same instruction set. Besides the links' ops it has the few that the functions computed in
 //! registers need (`register_functions.rs`): a fused multiply-add, a select, an exponent
 //! scaling and a range test.
 
