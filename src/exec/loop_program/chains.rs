@@ -34,7 +34,8 @@ pub(super) fn lanes(element_type: ElementType) -> Option<usize> {
 /// in registers (`chunk_ops/register_functions.rs`): a chain of two then paid even through
 /// memory. On two threads (fastest of 150, four alternated rounds, a copy 0.58 ms),
 /// `logistic(x·1.5)` took 0.88 against 1.07 ms node by node, `log(x + 5)` 0.84 against 1.08,
-/// and `x·logistic(x·1.5)` (three links) 1.01 against 1.39.
+/// and `x·logistic(x·1.5)` (three links) 1.01 against 1.39. With `logistic` in registers
+/// too, those two took 0.82 and 0.85 ms.
 const MIN_LINKS: usize = 2;
 
 /// One link of a chain: an op on the running value and, for a binary op, the node of its
@@ -60,8 +61,8 @@ pub(super) enum ChainOp {
 }
 
 /// The elementary functions a chain computes, each as its own pass does (the same function,
-/// the same fused multiply-adds, so to the bit): `exp` and `tanh` in the block's registers
-/// (`chunk_ops/register_functions.rs`), the others over the block's lanes through memory
+/// the same fused multiply-adds, so to the bit): `exp`, `tanh` and `logistic` in the block's
+/// registers (`chunk_ops/register_functions.rs`), `log` over the block's lanes through memory
 /// (the block stored, mapped by a vectorized loop and reloaded). Through memory, GELU's tanh
 /// cost instructions (8,890 per 1024 elements under AVX2 against 7,560 node by node) but
 /// saved time: node by node, the cheap passes after GELU's tanh, the one

@@ -1,8 +1,8 @@
 //! The chain kernel on x86-64, generic over its vector registers ([`Vector`]): AVX2's with FMA,
 //! or AVX-512's. A block of eight registers (64 `f32` lanes under AVX2, 128 under AVX-512) is
 //! held from a chain's first link to its last, each link one or a few vector instructions per
-//! register, or an elementary function: `exp` and `tanh` in the registers
-//! (`register_functions.rs`), the others over the lanes through memory ([`map_function`]).
+//! register, or an elementary function: `exp`, `tanh` and `logistic` in the registers
+//! (`register_functions.rs`), `log` over the lanes through memory ([`map_function`]).
 //! The chain's side runs are computed first for each block, each stored to a block on the
 //! stack that the link reading it loads.
 //!

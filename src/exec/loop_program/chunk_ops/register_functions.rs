@@ -1,8 +1,9 @@
-//! `exp` and `tanh` on a chain's block in its registers: the same steps as `math::exp` and
-//! `math::tanh` under [`Fused`] (the same constants, operations and order, one vector
-//! instruction for each scalar one), so to the bit the values of the chunk loops that compile
-//! those functions. The other functions (and `exp`'s blocks with a lane beyond its fast part)
-//! go through memory to their vectorized loop ([`Vector::apply_function`]).
+//! `exp`, `tanh` and `logistic` on a chain's block in its registers: the same steps as
+//! `math::exp`, `math::tanh` and `math::logistic` under [`Fused`] (the same constants,
+//! operations and order, one vector instruction for each scalar one), so to the bit the
+//! values of the chunk loops that compile those functions. `log` (and the blocks of `exp` or
+//! `logistic` with a lane beyond `exp`'s fast part) go through memory to their vectorized
+//! loop ([`Vector::apply_function`]).
 //!
 //! In registers the block skips a store, a loop of the function over its lanes and a load per
 //! link, which made a chain of two links through a function pay (see `chains::MIN_LINKS`):
@@ -12,7 +13,8 @@
 //! 1.33 against 1.42 and 1.49 (a copy: 0.59 ms). Four rounds of this build against the one
 //! before (two passes): `exp(x − 3)` 0.62 against 0.85 ms, `tanh(x·0.5)` 0.61 against 0.86,
 //! softmax 1.23 against 1.37, GELU (its tanh now in registers) 0.88 against 0.96 (a copy:
-//! 0.58 ms).
+//! 0.58 ms). `logistic` in registers took `logistic(x·1.5)` from 0.90 ms through memory to
+//! 0.82, and `x·logistic(x·1.5)` from 1.01 to 0.85.
 //!
 //! [`Fused`]: crate::exec::math::Fused
 
@@ -22,8 +24,8 @@ use crate::exec::loop_program::chains::ChainFunction;
 use crate::exec::math::{ExpLog, Real, TANH_ONE_FROM, TANH_P, TANH_Q};
 
 /// `function` on every lane of `block` (`sign` is −0 in every lane): in registers for `exp`
-/// (unless a lane is beyond its fast part: then as the rest) and `tanh`, through memory for
-/// the rest. (A loop over the registers rather than `array::map`, whose closure was not
+/// and `logistic` (unless a lane is beyond `exp`'s fast part: then through memory) and
+/// `tanh`, through memory for `log`. (A loop over the registers rather than `array::map`, whose closure was not
 /// inlined into the kernel's instance for the instruction set: each intrinsic became a call,
 /// and softmax took 21.7 ms rather than 1.3.)
 #[inline(always)]
@@ -38,6 +40,12 @@ pub(super) fn apply<V: Vector>(mut block: Block<V>, function: ChainFunction, sig
         ChainFunction::Tanh => {
             for x in &mut block {
                 *x = tanh(*x, sign);
+            }
+            block
+        }
+        ChainFunction::Logistic if block.iter().all(|&x| within_fast_exp(x.xor(sign), sign)) => {
+            for x in &mut block {
+                *x = logistic(*x, sign);
             }
             block
         }
@@ -74,6 +82,16 @@ fn tanh<V: Vector>(x: V, sign: V) -> V {
     sign.and_not(magnitude).or(x.and(sign))
 }
 
+/// `math::logistic::<f32, Fused>` on every lane where `−x` is within `exp`'s fast part:
+/// `1 / (1 + e⁻ˣ)`, a denormal result flushed to +0.
+#[inline(always)]
+fn logistic<V: Vector>(x: V, sign: V) -> V {
+    let one = sign.splat_like(1.0);
+    let y = one.div(one.add(exp_fast(x.xor(sign), sign)));
+    let magnitude = sign.and_not(y);
+    magnitude.select_at_least(sign.splat_like(f32::MIN_POSITIVE), y, y.mul(sign.splat_like(0.0)))
+}
+
 /// `c[0] + x·c[1] + x²·c[2] + …` by Horner's rule, as `math::poly` (`like`: proof of the
 /// instruction set).
 #[inline(always)]
@@ -87,11 +105,12 @@ mod tests {
     use super::super::chain_kernel::{store, REGISTERS};
     use super::super::vector::for_each_instruction_set;
     use super::*;
-    use crate::exec::math::{exp, tanh as scalar_tanh, Fused};
+    use crate::exec::math::{exp, logistic as scalar_logistic, tanh as scalar_tanh, Fused};
 
-    /// Arguments every lane kind of both functions meets: NaNs, infinities, zeros of both
-    /// signs, denormals, the edges of `exp`'s fast part and of `tanh`'s fit.
-    const SPECIALS: [f32; 16] = [
+    /// Arguments every lane kind of the functions meets: NaNs, infinities, zeros of both
+    /// signs, denormals, the edges of `exp`'s fast part (and of `logistic`'s, where its
+    /// results are denormal and flushed) and of `tanh`'s fit.
+    const SPECIALS: [f32; 20] = [
         f32::NAN,
         -f32::NAN,
         f32::INFINITY,
@@ -104,6 +123,10 @@ mod tests {
         f32::EXP_OVERFLOW,
         -87.4,
         88.8,
+        -f32::EXP_FAST_MIN,
+        -f32::EXP_OVERFLOW,
+        -88.0,
+        87.5,
         TANH_ONE_FROM,
         -TANH_ONE_FROM,
         9.1,
@@ -115,13 +138,19 @@ mod tests {
         (0..=u32::MAX).step_by(stride).map(f32::from_bits).collect()
     }
 
-    /// `apply(function)` over blocks of `arguments` equals `scalar` lane by lane, to the bit
+    /// `apply(function)` over blocks of these values equals `scalar` lane by lane, to the bit
     /// (NaN for NaN), under each instruction set this CPU has.
-    fn check(function: ChainFunction, scalar: fn(f32) -> f32) {
-        // A block of specials each way round, and the sample: blocks beyond `exp`'s fast part
-        // and blocks within it.
+    ///
+    /// Blocks of specials each way round (through memory where `exp`'s fast part ends), the
+    /// sample (sorted, so most of its blocks lie in one binade), and a ramp over `[lo, hi]`
+    /// from its ends, led by zeros and denormals: blocks the registers compute whole.
+    fn check(function: ChainFunction, scalar: fn(f32) -> f32, [lo, hi]: [f32; 2]) {
         let mut values: Vec<f32> = SPECIALS.iter().chain(SPECIALS.iter().rev()).copied().collect();
         values.extend(arguments(4099));
+        let steps = 1 << 13;
+        values.extend([0.0, -0.0, 1e-40, -1e-40, lo, hi]);
+        values.extend((0..=steps).map(|k| lo + (hi - lo) * (k as f32 / steps as f32)));
+        values.extend((0..=steps).map(|k| hi - (hi - lo) * (k as f32 / steps as f32)));
         for_each_instruction_set(
             |like| check_with(like, function, scalar, &values),
             |like| check_with(like, function, scalar, &values),
@@ -145,16 +174,25 @@ mod tests {
 
     #[test]
     fn exp_in_registers_is_the_pass_to_the_bit() {
-        check(ChainFunction::Exp, exp::<f32, Fused>);
+        check(ChainFunction::Exp, exp::<f32, Fused>, [f32::EXP_FAST_MIN, f32::EXP_OVERFLOW]);
     }
 
     #[test]
     fn tanh_in_registers_is_the_pass_to_the_bit() {
-        check(ChainFunction::Tanh, scalar_tanh::<f32, Fused>);
+        check(ChainFunction::Tanh, scalar_tanh::<f32, Fused>, [-10.0, 10.0]);
     }
 
-    /// A block with one lane beyond `exp`'s fast part goes through memory: every lane, the
-    /// fast ones included, is still the pass's value.
+    #[test]
+    fn logistic_in_registers_is_the_pass_to_the_bit() {
+        check(
+            ChainFunction::Logistic,
+            scalar_logistic::<f32, Fused>,
+            [-f32::EXP_OVERFLOW, -f32::EXP_FAST_MIN],
+        );
+    }
+
+    /// A block with one lane beyond `exp`'s fast part (for `logistic`, of `exp(−x)`'s) goes
+    /// through memory: every lane, the fast ones included, is still the pass's value.
     #[test]
     fn one_lane_beyond_the_fast_part_sends_the_block_through_memory() {
         for_each_instruction_set(beyond::<_>, beyond::<_>);
@@ -163,6 +201,8 @@ mod tests {
             let mut values: Vec<f32> = (0..lanes).map(|i| i as f32 * 0.37 - 20.0).collect();
             values[lanes - 1] = -100.0;
             check_with(like, ChainFunction::Exp, exp::<f32, Fused>, &values);
+            values[lanes - 1] = 100.0;
+            check_with(like, ChainFunction::Logistic, scalar_logistic::<f32, Fused>, &values);
             assert!(!within_fast_exp(like.splat_like(-100.0), like));
             assert!(!within_fast_exp(like.splat_like(f32::NAN), like));
             assert!(within_fast_exp(like.splat_like(f32::EXP_FAST_MIN), like));
