@@ -357,7 +357,7 @@ fn each_splat<V: Vector>(block: &mut Block<V>, value: f32, f: impl Fn(V, V) -> V
 
 /// `f` on every register of the block.
 #[inline(always)]
-fn each<V: Vector>(block: &mut Block<V>, f: impl Fn(V) -> V) {
+pub(super) fn each<V: Vector>(block: &mut Block<V>, f: impl Fn(V) -> V) {
     block.iter_mut().for_each(|a| *a = f(*a));
 }
 

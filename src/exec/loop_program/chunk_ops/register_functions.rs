@@ -18,39 +18,29 @@
 //!
 //! [`Fused`]: crate::exec::math::Fused
 
-use super::chain_kernel::Block;
+use super::chain_kernel::{each, Block};
 use super::vector::Vector;
 use crate::exec::loop_program::chains::ChainFunction;
 use crate::exec::math::{ExpLog, Real, TANH_ONE_FROM, TANH_P, TANH_Q};
 
-/// `function` on every lane of `block` (`sign` is −0 in every lane): in registers for `exp`
-/// and `logistic` (unless a lane is beyond `exp`'s fast part: then through memory) and
-/// `tanh`, through memory for `log`. (A loop over the registers rather than `array::map`, whose closure was not
-/// inlined into the kernel's instance for the instruction set: each intrinsic became a call,
-/// and softmax took 21.7 ms rather than 1.3.)
+/// `function` on every lane of `block` (`sign` is −0 in every lane): in registers for
+/// `tanh`, and for `exp` and `logistic` unless a lane is beyond `exp`'s fast part; through
+/// memory otherwise, and for `log`. (The kernel's loop over the registers, `each`, rather
+/// than `array::map`, whose closure was not inlined into the kernel's instance for the
+/// instruction set: each intrinsic became a call, and softmax took 21.7 ms rather than 1.3.)
 #[inline(always)]
 pub(super) fn apply<V: Vector>(mut block: Block<V>, function: ChainFunction, sign: V) -> Block<V> {
     match function {
         ChainFunction::Exp if block.iter().all(|&x| within_fast_exp(x, sign)) => {
-            for x in &mut block {
-                *x = exp_fast(*x, sign);
-            }
-            block
+            each(&mut block, |x| exp_fast(x, sign))
         }
-        ChainFunction::Tanh => {
-            for x in &mut block {
-                *x = tanh(*x, sign);
-            }
-            block
-        }
+        ChainFunction::Tanh => each(&mut block, |x| tanh(x, sign)),
         ChainFunction::Logistic if block.iter().all(|&x| within_fast_exp(x.xor(sign), sign)) => {
-            for x in &mut block {
-                *x = logistic(*x, sign);
-            }
-            block
+            each(&mut block, |x| logistic(x, sign))
         }
-        _ => V::apply_function(block, function),
+        _ => return V::apply_function(block, function),
     }
+    block
 }
 
 /// Whether every lane of `x` is where `math::exp_fast` is `math::exp` (not `exp_beyond_fast`).
@@ -161,7 +151,9 @@ mod tests {
         let lanes = REGISTERS * V::WIDTH;
         let sign = like.splat_like(-0.0);
         let mut out = vec![0.0f32; lanes];
-        for block in values.chunks_exact(lanes) {
+        // The last block ends at the values' end, overlapping the one before.
+        let starts = (0..values.len()).step_by(lanes).map(|start| start.min(values.len() - lanes));
+        for block in starts.map(|start| &values[start..start + lanes]) {
             let registers: Block<V> = std::array::from_fn(|r| like.load_like(&block[r * V::WIDTH..]));
             store(&apply(registers, function, sign), &mut out);
             for (&x, &got) in block.iter().zip(&out) {
