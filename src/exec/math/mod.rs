@@ -41,7 +41,7 @@ mod special;
 mod trig;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub(crate) use exp_log::{exp, exp_fast, expm1, log, log1p, ExpLog};
 pub(crate) use extrema::{maximum, minimum};

@@ -31,11 +31,9 @@ use crate::exec::math::{ExpLog, Real, TANH_ONE_FROM, TANH_P, TANH_Q};
 #[inline(always)]
 pub(super) fn apply<V: Vector>(mut block: Block<V>, function: ChainFunction, sign: V) -> Block<V> {
     match function {
-        ChainFunction::Exp if block.iter().all(|&x| within_fast_exp(x, sign)) => {
-            each(&mut block, |x| exp_fast(x, sign))
-        }
+        ChainFunction::Exp if all_within(&block, EXP_FAST, sign) => each(&mut block, |x| exp_fast(x, sign)),
         ChainFunction::Tanh => each(&mut block, |x| tanh(x, sign)),
-        ChainFunction::Logistic if block.iter().all(|&x| within_fast_exp(x.xor(sign), sign)) => {
+        ChainFunction::Logistic if all_within(&block, LOGISTIC_FAST, sign) => {
             each(&mut block, |x| logistic(x, sign))
         }
         _ => return V::apply_function(block, function),
@@ -43,10 +41,18 @@ pub(super) fn apply<V: Vector>(mut block: Block<V>, function: ChainFunction, sig
     block
 }
 
-/// Whether every lane of `x` is where `math::exp_fast` is `math::exp` (not `exp_beyond_fast`).
+/// Where `math::exp_fast` is `math::exp` (beyond: `exp_beyond_fast`).
+const EXP_FAST: [f32; 2] = [f32::EXP_FAST_MIN, f32::EXP_OVERFLOW];
+
+/// Where `logistic`'s `exp(−x)` is within [`EXP_FAST`].
+const LOGISTIC_FAST: [f32; 2] = [-f32::EXP_OVERFLOW, -f32::EXP_FAST_MIN];
+
+/// Whether every lane of `block` lies in `[lo, hi]` (none is NaN; `like`: proof of the
+/// instruction set).
 #[inline(always)]
-fn within_fast_exp<V: Vector>(x: V, like: V) -> bool {
-    x.all_within(like.splat_like(f32::EXP_FAST_MIN), like.splat_like(f32::EXP_OVERFLOW))
+fn all_within<V: Vector>(block: &Block<V>, [lo, hi]: [f32; 2], like: V) -> bool {
+    let (lo, hi) = (like.splat_like(lo), like.splat_like(hi));
+    block.iter().all(|x| x.all_within(lo, hi))
 }
 
 /// `math::exp_fast::<f32, Fused>` on every lane.
@@ -95,6 +101,7 @@ mod tests {
     use super::super::chain_kernel::{store, REGISTERS};
     use super::super::vector::for_each_instruction_set;
     use super::*;
+    use crate::exec::math::tests::dense_sample;
     use crate::exec::math::{exp, logistic as scalar_logistic, tanh as scalar_tanh, Fused};
 
     /// Arguments every lane kind of the functions meets: NaNs, infinities, zeros of both
@@ -123,20 +130,16 @@ mod tests {
         f32::MAX,
     ];
 
-    /// Every `stride`th `f32` bit pattern.
-    fn arguments(stride: usize) -> Vec<f32> {
-        (0..=u32::MAX).step_by(stride).map(f32::from_bits).collect()
-    }
-
     /// `apply(function)` over blocks of these values equals `scalar` lane by lane, to the bit
     /// (NaN for NaN), under each instruction set this CPU has.
     ///
     /// Blocks of specials each way round (through memory where `exp`'s fast part ends), the
-    /// sample (sorted, so most of its blocks lie in one binade), and a ramp over `[lo, hi]`
+    /// math sweeps' sample (every 4099th bit pattern, sorted, so most of its blocks lie in one
+    /// binade, then random ones), and a ramp over `[lo, hi]`
     /// from its ends, led by zeros and denormals: blocks the registers compute whole.
     fn check(function: ChainFunction, scalar: fn(f32) -> f32, [lo, hi]: [f32; 2]) {
         let mut values: Vec<f32> = SPECIALS.iter().chain(SPECIALS.iter().rev()).copied().collect();
-        values.extend(arguments(4099));
+        values.extend(dense_sample().map(f32::from_bits));
         let steps = 1 << 13;
         values.extend([0.0, -0.0, 1e-40, -1e-40, lo, hi]);
         values.extend((0..=steps).map(|k| lo + (hi - lo) * (k as f32 / steps as f32)));
@@ -166,7 +169,7 @@ mod tests {
 
     #[test]
     fn exp_in_registers_is_the_pass_to_the_bit() {
-        check(ChainFunction::Exp, exp::<f32, Fused>, [f32::EXP_FAST_MIN, f32::EXP_OVERFLOW]);
+        check(ChainFunction::Exp, exp::<f32, Fused>, EXP_FAST);
     }
 
     #[test]
@@ -176,11 +179,7 @@ mod tests {
 
     #[test]
     fn logistic_in_registers_is_the_pass_to_the_bit() {
-        check(
-            ChainFunction::Logistic,
-            scalar_logistic::<f32, Fused>,
-            [-f32::EXP_OVERFLOW, -f32::EXP_FAST_MIN],
-        );
+        check(ChainFunction::Logistic, scalar_logistic::<f32, Fused>, LOGISTIC_FAST);
     }
 
     /// A block with one lane beyond `exp`'s fast part (for `logistic`, of `exp(−x)`'s) goes
@@ -195,9 +194,10 @@ mod tests {
             check_with(like, ChainFunction::Exp, exp::<f32, Fused>, &values);
             values[lanes - 1] = 100.0;
             check_with(like, ChainFunction::Logistic, scalar_logistic::<f32, Fused>, &values);
-            assert!(!within_fast_exp(like.splat_like(-100.0), like));
-            assert!(!within_fast_exp(like.splat_like(f32::NAN), like));
-            assert!(within_fast_exp(like.splat_like(f32::EXP_FAST_MIN), like));
+            let splat = |v: f32| [like.splat_like(v); REGISTERS];
+            assert!(!all_within(&splat(-100.0), EXP_FAST, like));
+            assert!(!all_within(&splat(f32::NAN), EXP_FAST, like));
+            assert!(all_within(&splat(f32::EXP_FAST_MIN), EXP_FAST, like));
         }
     }
 }

@@ -67,6 +67,13 @@ pub(super) fn ulps_f64(got: f64, want: f64) -> f64 {
     (got - want).abs() / ulp
 }
 
+/// Every 4099th bit pattern (all exponents, both signs) and 2¹⁸ random ones: the sweeps'
+/// sample of all `f32`s, and the one the chain kernel's functions in registers are checked on.
+pub(crate) fn dense_sample() -> impl Iterator<Item = u32> {
+    let mut rng = Rng::new(7);
+    (0..=u32::MAX).step_by(4099).chain((0..1 << 18).map(move |_| rng.next() as u32))
+}
+
 /// A small deterministic generator (xorshift64*), for reproducible random samples.
 pub(super) struct Rng(u64);
 

@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use super::super::{exp_log, hyperbolic, pow, roots, special, trig, Fused, Separate};
-use super::{libm_erf, ulps_f32, ulps_f64, Rng};
+use super::{dense_sample, libm_erf, ulps_f32, ulps_f64, Rng};
 
 /// One `f32` function (with separate and with fused multiply-adds), its reference, and the
 /// largest error it may have, in ulps.
@@ -81,12 +81,6 @@ fn worst(case: &Case, variants: &[fn(f32) -> f32], inputs: impl Iterator<Item = 
         }
     }
     worst
-}
-
-/// Every 4099th bit pattern (all exponents, both signs) and 2¹⁸ random ones.
-fn dense_sample() -> impl Iterator<Item = u32> {
-    let mut rng = Rng::new(7);
-    (0..=u32::MAX).step_by(4099).chain((0..1 << 18).map(move |_| rng.next() as u32))
 }
 
 #[test]
