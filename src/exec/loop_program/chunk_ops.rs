@@ -556,25 +556,40 @@ pub(super) fn chain_lanes() -> Option<usize> {
 /// computed before it. The chunk is rows of `row_len`; it needs `out.len()` of at least a
 /// block unless every operand is a splat, and rows of whole blocks if an operand (the start
 /// among them) is of a row form. Returns whether the result is a splat, or `None` where this
-/// CPU computes no chains (or no such sides).
+/// CPU computes no chains (or no such sides). With `fold`, the chain also sums each piece of
+/// each row of its values, unless they are a splat (then `fold` is left as it was); its rows
+/// must then be whole blocks.
 pub(super) fn chain(
     chain: &Chain,
     operands: &impl ChainOperands<f32>,
     out: &mut [f32],
     row_len: usize,
+    fold: Option<RowFold<'_>>,
 ) -> Option<bool> {
     match level() {
         // SAFETY: `level()` found the CPU supports AVX-512 and FMA.
         #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => unsafe { <vector::Avx512 as vector::Vector>::chain(chain, operands, out, row_len) },
+        Level::Avx512 => unsafe {
+            <vector::Avx512 as vector::Vector>::chain(chain, operands, out, row_len, fold)
+        },
         // SAFETY: `level()` found the CPU supports AVX2 and FMA.
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe { <vector::Avx2 as vector::Vector>::chain(chain, operands, out, row_len) },
+        Level::Avx2 => unsafe {
+            <vector::Avx2 as vector::Vector>::chain(chain, operands, out, row_len, fold)
+        },
         Level::Baseline => {
-            let _ = (chain, operands, out, row_len);
+            let _ = (chain, operands, out, row_len, fold);
             None
         }
     }
+}
+
+/// Where a chain sums its values as it computes them (`chains::Fold`): each row cut into
+/// pieces of `CHUNK` (`run.rs`), piece `p` of row `r` summed into `pieces[r·n + p]` for rows
+/// of `n` pieces, as `fold` sums a piece in memory; the reduce then adds the pieces' sums to
+/// its initial value in order.
+pub(super) struct RowFold<'a> {
+    pub(super) pieces: &'a mut [f32],
 }
 
 #[cfg(test)]

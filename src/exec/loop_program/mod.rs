@@ -14,7 +14,8 @@
 //! takes whole rows per chunk (a tile of several when rows are whole blocks of a chain's
 //! lanes), so the reduce folds each row's values as they are computed and every element of
 //! the row reads the result, one value per row: the reduced operand is read once and never
-//! materialized.
+//! materialized. A row sum of a register chain's values is summed by the chain itself as it
+//! stores them (`chains::Fold`), rather than in a pass over them.
 
 mod chains;
 mod chunk_ops;

@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use super::chains::{self, Chain, Role};
-use super::chunk_ops::{self, load, ChainOperand, ChainOperands, Chunk, Operand};
+use super::chunk_ops::{self, load, ChainOperand, ChainOperands, Chunk, Operand, RowFold};
 use super::prefetch::{prefetch, Lines};
 use super::{LoopProgram, Node, NodeKind, Sink};
 use crate::attributes::{BinaryOp, UnaryOp};
@@ -18,7 +18,7 @@ use crate::storage::{with_native_type, NativeType, Storage};
 
 /// The longest row segment of a reduction, and the pieces every fold adds in (so a fused
 /// reduce adds in the order of its own loop).
-const CHUNK: usize = 1024;
+pub(super) const CHUNK: usize = 1024;
 
 /// Elements per work item of a plain loop: its segment of a long row (or of a walk that
 /// coalesced into one), and the most a tile of rows holds. A reduction's segments stay
@@ -285,6 +285,9 @@ struct Frame {
     capacity: usize,
     values: Vec<Values>,
     starts: Vec<isize>,
+    /// The sums of the pieces of rows that chains fold (`chunk_ops::RowFold`), fold after
+    /// fold.
+    folds: Vec<f32>,
 }
 
 // SAFETY: a frame's pointers are dereferenced only during the run that set them, on the
@@ -713,13 +716,31 @@ impl LoopProgram {
         // chain is of `chains::CHAINED_TYPE`, so this is asked once per item).
         let lanes = chains::lanes(chains::CHAINED_TYPE);
         let chained = lanes.is_some_and(|lanes| chunk.count() >= lanes);
-        // Broadcasts along a tile's rows that only chains read are read in place when each row
-        // is whole blocks (see `broadcast_rows`).
-        let rows_in_place = chained && rows > 1 && lanes.is_some_and(|lanes| len.is_multiple_of(lanes));
+        // Chains fold row sums of their values when each row is whole blocks, and broadcasts
+        // along a tile's rows that only chains read are then read in place (see
+        // `broadcast_rows`).
+        let whole_blocks = chained && lanes.is_some_and(|lanes| len.is_multiple_of(lanes));
+        let rows_in_place = whole_blocks && rows > 1;
         for (k, node) in self.nodes.iter().enumerate() {
-            if matches!(self.chains[k], Role::Inside(_)) && chained {
+            match self.chains[k] {
                 // Computed by its chain's last node, never materialized.
-                continue;
+                Role::Inside(_) if chained => continue,
+                Role::Folded(end) if whole_blocks && frame.values[end].form == Form::Chunk => {
+                    // Its chain computed values (not a splat), and summed each piece of each row.
+                    let Role::End(Chain { fold: Some(fold), .. }) = &self.chains[end] else {
+                        return Err(buffer_type_mismatch());
+                    };
+                    let pieces =
+                        frame.folds.get(fold_pieces(fold.index, chunk)).ok_or_else(buffer_type_mismatch)?;
+                    let out = frame.slots[self.slots.of_node[k]];
+                    // SAFETY: as for any node below: its initial value is an operand set by this
+                    // item, and `out` its slot, of at least `chunk.count()` ≥ `rows` elements of
+                    // its type (`f32`, a fold's).
+                    let sums = unsafe { sum_pieces(&frame.values[node.operands[1]], pieces, out, chunk) };
+                    frame.values[k] = sums.ok_or_else(buffer_type_mismatch)?;
+                    continue;
+                }
+                _ => {}
             }
             let (place, into_output) = match &node.kind {
                 // Read from the node itself (`RegisterFile::frame`).
@@ -754,9 +775,20 @@ impl LoopProgram {
             // Only chains read a value of a row form (`read_by_links_only`), and only
             // when chained with rows of whole blocks (`rows_in_place`).
             let values = match &self.chains[k] {
-                Role::End(chain) if chained => unsafe {
-                    evaluate_chain(chain, node.element_type, &frame.values, out, chunk)
-                },
+                Role::End(chain) if chained => {
+                    let fold = match chain.fold {
+                        Some(fold) if whole_blocks => {
+                            let pieces = fold_pieces(fold.index, chunk);
+                            if frame.folds.len() < pieces.end {
+                                frame.folds.resize(pieces.end, 0.0);
+                            }
+                            Some(RowFold { pieces: &mut frame.folds[pieces] })
+                        }
+                        _ => None,
+                    };
+                    // SAFETY: as above; `fold` only with rows of whole blocks.
+                    unsafe { evaluate_chain(chain, node.element_type, &frame.values, out, chunk, fold) }
+                }
                 _ => unsafe { evaluate_node(node, &self.nodes, &frame.values, inputs, out, place, chunk) },
             };
             let values = values.ok_or_else(buffer_type_mismatch)?;
@@ -1161,7 +1193,8 @@ unsafe fn evaluate_node(
 }
 
 /// Evaluates a chain (ending at a node of `element_type`) over `chunk` into `out`, and says
-/// where its values are (`None`: a chain this CPU does not compute).
+/// where its values are (`None`: a chain this CPU does not compute); with `fold`, summing each
+/// row as it goes (see `chunk_ops::chain`).
 ///
 /// # Safety
 /// `values` of the chain's start and of its links' other operands (its side runs' too) hold
@@ -1176,6 +1209,7 @@ unsafe fn evaluate_chain(
     values: &[Values],
     out: *mut u8,
     chunk: Chunk,
+    fold: Option<RowFold<'_>>,
 ) -> Option<Values> {
     if element_type != ElementType::F32 {
         return None;
@@ -1183,8 +1217,35 @@ unsafe fn evaluate_chain(
     let operands = ChunkValues { values, chunk };
     // SAFETY: the caller's guarantee: `out` points to the chunk's `f32`s, only this uses.
     let out_values = unsafe { std::slice::from_raw_parts_mut(out.cast::<f32>(), chunk.count()) };
-    let splat = chunk_ops::chain(chain, &operands, out_values, chunk.len)?;
+    let splat = chunk_ops::chain(chain, &operands, out_values, chunk.len, fold)?;
     Some(Values { ptr: out.cast_const(), form: if splat { Form::Splat } else { Form::Chunk } })
+}
+
+/// Where fold `index` (`chains::Fold`) keeps the sums of the pieces of `chunk`'s rows among a
+/// frame's `folds`.
+fn fold_pieces(index: usize, chunk: Chunk) -> std::ops::Range<usize> {
+    let pieces = chunk.rows * chunk.len.div_ceil(CHUNK);
+    index * pieces..(index + 1) * pieces
+}
+
+/// A row sum its chain folded (`chains::Fold`) into `out`, from the sums of `chunk`'s rows'
+/// `pieces`: each row's initial value (`init`'s) plus its pieces' sums in order, as
+/// [`fold_in_chunks`] adds the pieces of a row in memory. One value per row, a splat for one
+/// row (as a reduce's own evaluation).
+///
+/// # Safety
+/// `init` holds the chunk's `f32`s in its form, which nothing writes while this runs; `out`
+/// points to `chunk.rows` `f32`s, which nothing else reads or writes while this runs.
+unsafe fn sum_pieces(init: &Values, pieces: &[f32], out: *mut u8, chunk: Chunk) -> Option<Values> {
+    // SAFETY: the caller's guarantee.
+    let sums = unsafe { std::slice::from_raw_parts_mut(out.cast::<f32>(), chunk.rows) };
+    let per_row = chunk.len.div_ceil(CHUNK);
+    for (r, (sum, pieces)) in sums.iter_mut().zip(pieces.chunks_exact(per_row)).enumerate() {
+        // SAFETY: the caller's guarantee.
+        let init = unsafe { init.operand::<f32>(chunk, View::Row(r))? }.get(0);
+        *sum = pieces.iter().fold(init, |sum, &piece| sum + piece);
+    }
+    Some(Values { ptr: out.cast_const(), form: if chunk.rows == 1 { Form::Splat } else { Form::PerRow } })
 }
 
 /// The values of a chunk's nodes, read as a chain's operands: made only by

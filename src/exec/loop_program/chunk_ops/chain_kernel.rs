@@ -4,7 +4,8 @@
 //! register, or an elementary function: `exp`, `tanh` and `logistic` in the registers
 //! (`register_functions.rs`), `log` over the lanes through memory ([`map_function`]).
 //! The chain's side runs are computed first for each block, each stored to a block on the
-//! stack that the link reading it loads.
+//! stack that the link reading it loads. A chain that folds a row sum adds each stored block
+//! to the sums of its piece of the row ([`fold_block`]).
 //!
 //! The block is explicit vectors: LLVM kept a plain `[f32; 64]` in registers across the links
 //! only while no link needed many registers of its own. The links are resolved once per chunk
@@ -33,9 +34,10 @@
 
 use super::register_functions;
 use super::vector::{Avx2, Avx512, Vector};
-use super::{map1, map1_fast, ChainOperand, ChainOperands, Operand};
+use super::{map1, map1_fast, ChainOperand, ChainOperands, Operand, RowFold, LANES as FOLD_LANES};
 use crate::exec::element::Element;
 use crate::exec::loop_program::chains::{Chain, ChainFunction, ChainOp, Link, MAX_SIDES};
+use crate::exec::loop_program::run::CHUNK;
 use crate::exec::math::{FastPath, Fused};
 
 /// The registers of a block: eight of AVX2's sixteen (of AVX-512's 32), so the links have
@@ -213,7 +215,9 @@ steps! {
 /// The chain over the chunk of rows of `row_len` (see `chunk_ops::chain`), with its `sides`:
 /// needs `out` to hold a block unless every operand is a splat, and rows of whole blocks if an
 /// operand is of a row form; returns whether the result is a splat (`None` for more than
-/// [`MAX_SIDES`] sides, or one starting from values of a row form).
+/// [`MAX_SIDES`] sides, or one starting from values of a row form). With `fold`, each row's
+/// values are summed as they are stored (see [`fold_block`]; not when they are a splat), and
+/// rows must be whole blocks (`None` otherwise).
 ///
 /// # Safety
 /// The CPU has the instruction set of `V`. (Each [`Vector`] compiles it for its instruction
@@ -224,10 +228,12 @@ pub(super) unsafe fn chain<V: Vector>(
     operands: &impl ChainOperands<f32>,
     out: &mut [f32],
     row_len: usize,
+    mut fold: Option<RowFold<'_>>,
 ) -> Option<bool> {
     let (start, links, sides) = (operands.operand(chain.start), &chain.links[..], &chain.sides[..]);
     let len = out.len();
-    if sides.len() > MAX_SIDES {
+    let lanes = lanes::<V>();
+    if sides.len() > MAX_SIDES || (fold.is_some() && !row_len.is_multiple_of(lanes)) {
         return None;
     }
     let side_nodes: [usize; MAX_SIDES] =
@@ -267,13 +273,15 @@ pub(super) unsafe fn chain<V: Vector>(
     // last block ends at the chunk's end, overlapping the one before: its lanes are computed
     // again, to the same values. (With an operand of a row form, rows are whole blocks: no
     // block overlaps, and each lies in one row.)
-    let lanes = lanes::<V>();
     let last = if splat { 0 } else { len - lanes };
-    // Rows are tracked only for operands of a row form.
-    let rows = !matches!(start, ChainOperand::Chunk(_)) || all_steps.iter().any(|step| step.reads_rows());
+    // Rows are tracked only for operands of a row form, and for a fold.
+    let rows = fold.is_some()
+        || !matches!(start, ChainOperand::Chunk(_))
+        || all_steps.iter().any(|step| step.reads_rows());
     // SAFETY: the caller's CPU has the instruction set; every vector is made from this one.
     let sign = unsafe { V::splat(-0.0) };
     let mut side_lanes: SideLanes<V> = [V::ZEROED; MAX_SIDES];
+    let mut partial_sums = [sign; 2];
     let (mut next, mut lane, mut row) = (0, 0, 0);
     loop {
         let first = next.min(last);
@@ -288,7 +296,12 @@ pub(super) unsafe fn chain<V: Vector>(
                     out[0] = block[0].first();
                     return Some(true);
                 }
-                None => store(&block, &mut out[first..]),
+                None => {
+                    store(&block, &mut out[first..]);
+                    if let Some(fold) = &mut fold {
+                        fold_block(fold, &mut partial_sums, &block, [lane, row, row_len]);
+                    }
+                }
             }
         }
         if first == last {
@@ -303,6 +316,42 @@ pub(super) unsafe fn chain<V: Vector>(
         }
     }
 }
+
+/// Adds `block`, the lanes `lane..` of row `row` (of `row_len`, whole blocks), to the sum of
+/// its piece of the row (see [`RowFold`]), in the order `chunk_ops::fold` adds a piece in
+/// memory: in [`FOLD_LANES`] interleaved `partial_sums` (one register of them under AVX-512,
+/// two under AVX2), which the piece's first lanes start and each later group of lanes adds
+/// to, then added in order once the piece ends.
+#[inline(always)]
+fn fold_block<V: Vector>(
+    fold: &mut RowFold<'_>,
+    partial_sums: &mut [V; 2],
+    block: &Block<V>,
+    [lane, row, row_len]: [usize; 3],
+) {
+    let group = FOLD_LANES / V::WIDTH;
+    // A block lies in one piece: pieces are whole blocks, and so are rows.
+    let starts_piece = lane.is_multiple_of(CHUNK);
+    for (r, &register) in block.iter().enumerate() {
+        let partial = &mut partial_sums[r % group];
+        *partial = if starts_piece && r < group { register } else { partial.add(register) };
+    }
+    let end = lane + lanes::<V>();
+    if end.is_multiple_of(CHUNK) || end == row_len {
+        let mut lanes = [0.0; FOLD_LANES];
+        for (partial, lanes) in partial_sums.iter().zip(lanes.chunks_exact_mut(V::WIDTH)) {
+            partial.store(lanes);
+        }
+        let piece = lane / CHUNK;
+        fold.pieces[row * row_len.div_ceil(CHUNK) + piece] =
+            lanes[1..].iter().fold(lanes[0], |sum, &lane| sum + lane);
+    }
+}
+
+// A block lies in one piece of a row, and its registers are whole groups of a fold's lanes.
+const _: () = assert!(
+    CHUNK.is_multiple_of(AVX512_LANES) && CHUNK.is_multiple_of(AVX2_LANES) && FOLD_LANES.is_multiple_of(16)
+);
 
 /// The block a run starting from `start` begins with: the lanes `first..` of its values, the
 /// lanes `lane..` of its row, or one value (its splat, or row `row`'s) in every lane (`like`
@@ -426,6 +475,7 @@ pub(super) fn store<V: Vector>(block: &Block<V>, out: &mut [f32]) {
 mod tests {
     use super::super::vector::for_each_instruction_set;
     use super::*;
+    use crate::attributes::BinaryOp;
     use crate::exec::loop_program::chains::Side;
     use crate::exec::math::{maximum as scalar_maximum, minimum as scalar_minimum};
 
@@ -500,19 +550,21 @@ mod tests {
     /// block; a NaN splat; rows of whole blocks reading row and per-row operands, and starting
     /// from them), chains longer than the steps kept on the stack, chunks of one block, of
     /// whole blocks and with a last block that overlaps the one before, on values with NaN,
-    /// ±0, ±∞, denormals and arguments that overflow; under each instruction set.
+    /// ±0, ±∞, denormals and arguments that overflow; under each instruction set. On rows of
+    /// whole blocks (of one piece of `CHUNK` lanes and of two), it also sums each piece of
+    /// each row as `chunk_ops::fold` sums the piece's values in memory.
     #[test]
     fn random_chains_match_scalar_code() {
         for_each_instruction_set(
             // SAFETY (both): a vector of the instruction set exists, so the CPU has it.
             |_| {
-                random_chains(AVX2_LANES, |chain, nodes, out, row_len| unsafe {
-                    Avx2::chain(chain, nodes, out, row_len)
+                random_chains(AVX2_LANES, |chain, nodes, out, row_len, fold| unsafe {
+                    Avx2::chain(chain, nodes, out, row_len, fold)
                 })
             },
             |_| {
-                random_chains(AVX512_LANES, |chain, nodes, out, row_len| unsafe {
-                    Avx512::chain(chain, nodes, out, row_len)
+                random_chains(AVX512_LANES, |chain, nodes, out, row_len, fold| unsafe {
+                    Avx512::chain(chain, nodes, out, row_len, fold)
                 })
             },
         );
@@ -520,7 +572,10 @@ mod tests {
 
     /// The chains of `random_chains_match_scalar_code` through `kernel`, which computes
     /// `lanes` at once.
-    fn random_chains(lanes: usize, kernel: impl Fn(&Chain, &Nodes<'_>, &mut [f32], usize) -> Option<bool>) {
+    fn random_chains(
+        lanes: usize,
+        kernel: impl Fn(&Chain, &Nodes<'_>, &mut [f32], usize, Option<RowFold<'_>>) -> Option<bool>,
+    ) {
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = move |below: usize| {
             state ^= state << 13;
@@ -542,9 +597,10 @@ mod tests {
             2 => Link::Function(functions[next(4)]),
             _ => Link::Binary { op: ops[next(6)], other: next(readable), running_left: next(2) == 0 },
         };
-        for case in 0..400 {
+        for case in 0..480 {
             let (rows, row_len) =
-                [(1, lanes), (1, lanes + 36), (1, 1000), (2, lanes), (3, 2 * lanes)][case % 5];
+                [(1, lanes), (1, lanes + 36), (1, 1000), (2, lanes), (3, 2 * lanes), (2, CHUNK + lanes)]
+                    [case % 6];
             let len = rows * row_len;
             let x: Vec<f32> = (0..len).map(|_| value(&mut next)).collect();
             let y: Vec<f32> = (0..len).map(|_| value(&mut next)).collect();
@@ -575,11 +631,22 @@ mod tests {
             let links: Vec<Link> = (0..count).map(|_| random_link(&mut next, 5 + side_count)).collect();
             // Mostly from x; with rows of whole blocks, sometimes from the row or per-row values.
             let start = if row_forms && next(3) == 0 { 3 + next(2) } else { 0 };
-            let chain = Chain { start, links, sides };
+            let chain = Chain { start, links, sides, fold: None };
             let (links, sides) = (&chain.links, &chain.sides);
             let mut out = vec![0.0; len];
-            let splat_result = kernel(&chain, &nodes, &mut out, row_len);
+            let per_row = row_len.div_ceil(CHUNK);
+            let mut pieces = vec![0.0; rows * per_row];
+            let fold = row_forms.then_some(RowFold { pieces: &mut pieces });
+            let splat_result = kernel(&chain, &nodes, &mut out, row_len, fold);
             assert_eq!(splat_result, Some(false), "case {case}");
+            if row_forms {
+                for (k, piece) in out.chunks(row_len).flat_map(|row| row.chunks(CHUNK)).enumerate() {
+                    // −0 + x is x, for every x: the piece's sum alone.
+                    let mut want = -0.0;
+                    super::super::fold(BinaryOp::Add, &mut want, piece);
+                    assert!(same(pieces[k], want), "case {case}, piece {k}: {} against {want}", pieces[k]);
+                }
+            }
             for (k, &got) in out.iter().enumerate() {
                 let (r, i) = (k / row_len, k % row_len);
                 let operand = |node: usize| match node {

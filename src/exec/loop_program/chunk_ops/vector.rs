@@ -20,7 +20,7 @@ use std::arch::x86_64::{
 };
 
 use super::chain_kernel::{self, map_function, Block, REGISTERS};
-use super::ChainOperands;
+use super::{ChainOperands, RowFold};
 use crate::exec::loop_program::chains::{Chain, ChainFunction};
 
 /// A vector of `f32` lanes and the instructions the chain kernel computes with.
@@ -114,6 +114,7 @@ pub(super) trait Vector: Copy {
         operands: &impl ChainOperands<f32>,
         out: &mut [f32],
         row_len: usize,
+        fold: Option<RowFold<'_>>,
     ) -> Option<bool>;
 }
 
@@ -217,9 +218,10 @@ macro_rules! vector {
                 operands: &impl ChainOperands<f32>,
                 out: &mut [f32],
                 row_len: usize,
+                fold: Option<RowFold<'_>>,
             ) -> Option<bool> {
                 // SAFETY: the caller's CPU has the instruction set.
-                unsafe { chain_kernel::chain::<$name>(chain, operands, out, row_len) }
+                unsafe { chain_kernel::chain::<$name>(chain, operands, out, row_len, fold) }
             }
         }
     };
