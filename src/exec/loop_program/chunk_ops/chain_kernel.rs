@@ -348,9 +348,13 @@ fn fold_block<V: Vector>(
     }
 }
 
-// A block lies in one piece of a row, and its registers are whole groups of a fold's lanes.
+// A block lies in one piece of a row, and a fold's lanes are one AVX-512 register or two of
+// AVX2's (`fold_block`'s two partial sums; a block's eight registers are whole groups).
 const _: () = assert!(
-    CHUNK.is_multiple_of(AVX512_LANES) && CHUNK.is_multiple_of(AVX2_LANES) && FOLD_LANES.is_multiple_of(16)
+    CHUNK.is_multiple_of(AVX512_LANES)
+        && CHUNK.is_multiple_of(AVX2_LANES)
+        && FOLD_LANES == <Avx512 as Vector>::WIDTH
+        && FOLD_LANES == 2 * <Avx2 as Vector>::WIDTH
 );
 
 /// The block a run starting from `start` begins with: the lanes `first..` of its values, the
