@@ -68,14 +68,17 @@ fn exp_fast<V: Vector>(x: V, sign: V) -> V {
 }
 
 /// `math::tanh::<f32, Fused>` on every lane: `|x|·p(x²) / q(x²)`, 1 from `TANH_ONE_FROM` on,
-/// the sign of `x` restored.
+/// the sign of `x` restored. The magnitude's sign bit is clear (`p` and `q` are positive over
+/// the fit's range, and a NaN `|x|` stays a positive NaN), so or-ing in `x`'s sign is
+/// `copysign`: one instruction fewer than clearing it first took GELU from 0.94 to 0.92 ms
+/// on two threads and from 1.80 to 1.76 ms on one (fastest of 80, four alternated rounds).
 #[inline(always)]
 fn tanh<V: Vector>(x: V, sign: V) -> V {
     let a = sign.and_not(x);
     let z = a.mul(a);
     let t = a.mul(poly(z, TANH_P, sign)).div(poly(z, TANH_Q, sign));
     let magnitude = a.select_at_least(sign.splat_like(TANH_ONE_FROM), sign.splat_like(1.0), t);
-    sign.and_not(magnitude).or(x.and(sign))
+    magnitude.or(x.and(sign))
 }
 
 /// `math::logistic::<f32, Fused>` on every lane where `−x` is within `exp`'s fast part:
