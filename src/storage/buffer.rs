@@ -64,12 +64,15 @@ impl<T: NativeType> Buffer<T> {
     /// backed by huge pages, when it is that large); an error, not an abort, when the memory
     /// cannot be had.
     pub(super) fn zeroed(len: usize) -> Result<Buffer<T>> {
-        Buffer::allocated(len, None)
+        Buffer::allocated(Contents::Zeros(len))
     }
 
-    /// `len` elements in memory aligned as [`Buffer::zeroed`]'s: copies of `values` (which
-    /// then holds `len`), written once, or zeros.
-    fn allocated(len: usize, values: Option<&[T]>) -> Result<Buffer<T>> {
+    /// `contents` in memory aligned as [`Buffer::zeroed`]'s, each element written once.
+    fn allocated(contents: Contents<'_, T>) -> Result<Buffer<T>> {
+        let (len, values) = match contents {
+            Contents::Zeros(len) => (len, None),
+            Contents::CopyOf(values) => (values.len(), Some(values)),
+        };
         let too_large = || {
             Error::invalid(format!(
                 "cannot allocate {len} elements of {} ({} bytes)",
@@ -123,7 +126,7 @@ impl<T: NativeType> Buffer<T> {
 
     /// `values` copied into aligned memory, or `None` when it cannot be had.
     fn copy_of(values: &[T]) -> Option<Buffer<T>> {
-        Buffer::allocated(values.len(), Some(values)).ok()
+        Buffer::allocated(Contents::CopyOf(values)).ok()
     }
 
     /// The vector's own memory as a buffer (no copy).
@@ -134,6 +137,14 @@ impl<T: NativeType> Buffer<T> {
         let pointer = NonNull::from(&mut values[..]).cast::<T>();
         Buffer { pointer, len, capacity, align: align_of::<T>() }
     }
+}
+
+/// What a new buffer holds.
+enum Contents<'a, T> {
+    /// This many zeros.
+    Zeros(usize),
+    /// Copies of these values.
+    CopyOf(&'a [T]),
 }
 
 /// Asks Linux to back the `bytes` at `start` with transparent huge pages. A hint: refused
@@ -228,7 +239,7 @@ mod tests {
             assert!(buffer.iter().all(|&v| v == 0.0));
             buffer.iter_mut().enumerate().for_each(|(k, v)| *v = k as f32);
             assert_eq!(buffer[len - 1], (len - 1) as f32);
-            // A copy is written once, its memory as large buffers' is.
+            // A copy is aligned (and advised) as any large buffer.
             let copy = buffer.clone();
             assert!((copy.as_ptr() as usize).is_multiple_of(HUGE_PAGE), "{len}");
             assert_eq!(copy, buffer);
