@@ -592,6 +592,13 @@ pub(super) struct RowFold<'a> {
     pub(super) pieces: &'a mut [f32],
 }
 
+impl RowFold<'_> {
+    /// The pieces of a row of `row_len` (`n` above).
+    pub(super) fn pieces_per_row(row_len: usize) -> usize {
+        row_len.div_ceil(super::run::CHUNK)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

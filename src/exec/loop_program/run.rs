@@ -1224,7 +1224,7 @@ unsafe fn evaluate_chain(
 /// Where fold `index` (`chains::Fold`) keeps the sums of the pieces of `chunk`'s rows among a
 /// frame's `folds`.
 fn fold_pieces(index: usize, chunk: Chunk) -> std::ops::Range<usize> {
-    let pieces = chunk.rows * chunk.len.div_ceil(CHUNK);
+    let pieces = chunk.rows * RowFold::pieces_per_row(chunk.len);
     index * pieces..(index + 1) * pieces
 }
 
@@ -1239,7 +1239,7 @@ fn fold_pieces(index: usize, chunk: Chunk) -> std::ops::Range<usize> {
 unsafe fn sum_pieces(init: &Values, pieces: &[f32], out: *mut u8, chunk: Chunk) -> Option<Values> {
     // SAFETY: the caller's guarantee.
     let sums = unsafe { std::slice::from_raw_parts_mut(out.cast::<f32>(), chunk.rows) };
-    let per_row = chunk.len.div_ceil(CHUNK);
+    let per_row = RowFold::pieces_per_row(chunk.len);
     for (r, (sum, pieces)) in sums.iter_mut().zip(pieces.chunks_exact(per_row)).enumerate() {
         // SAFETY: the caller's guarantee.
         let init = unsafe { init.operand::<f32>(chunk, View::Row(r))? }.get(0);

@@ -343,7 +343,7 @@ fn fold_block<V: Vector>(
             partial.store(lanes);
         }
         let piece = lane / CHUNK;
-        fold.pieces[row * row_len.div_ceil(CHUNK) + piece] =
+        fold.pieces[row * RowFold::pieces_per_row(row_len) + piece] =
             lanes[1..].iter().fold(lanes[0], |sum, &lane| sum + lane);
     }
 }
@@ -638,7 +638,7 @@ mod tests {
             let chain = Chain { start, links, sides, fold: None };
             let (links, sides) = (&chain.links, &chain.sides);
             let mut out = vec![0.0; len];
-            let per_row = row_len.div_ceil(CHUNK);
+            let per_row = RowFold::pieces_per_row(row_len);
             let mut pieces = vec![0.0; rows * per_row];
             let fold = row_forms.then_some(RowFold { pieces: &mut pieces });
             let splat_result = kernel(&chain, &nodes, &mut out, row_len, fold);
