@@ -8,6 +8,7 @@ use crate::exec::element::{convert as convert_element, with_binary_fn, Element};
 use crate::exec::math::{FastPath, Fused, MulAdd, Separate};
 
 use super::chains::Chain;
+use super::prefetch::Ahead;
 
 /// An operand of a chunk op: one value for every element, or a slice of the chunk's length.
 #[derive(Clone, Copy)]
@@ -558,27 +559,29 @@ pub(super) fn chain_lanes() -> Option<usize> {
 /// among them) is of a row form. Returns whether the result is a splat, or `None` where this
 /// CPU computes no chains (or no such sides). With `fold`, the chain also sums each piece of
 /// each row of its values, unless they are a splat (then `fold` is left as it was); its rows
-/// must then be whole blocks.
+/// must then be whole blocks. With `ahead`, it asks for the lines that far past each block of
+/// its start's values as it reads them (see `prefetch.rs`).
 pub(super) fn chain(
     chain: &Chain,
     operands: &impl ChainOperands<f32>,
     out: &mut [f32],
     row_len: usize,
     fold: Option<RowFold<'_>>,
+    ahead: Option<Ahead>,
 ) -> Option<bool> {
     match level() {
         // SAFETY: `level()` found the CPU supports AVX-512 and FMA.
         #[cfg(target_arch = "x86_64")]
         Level::Avx512 => unsafe {
-            <vector::Avx512 as vector::Vector>::chain(chain, operands, out, row_len, fold)
+            <vector::Avx512 as vector::Vector>::chain(chain, operands, out, row_len, fold, ahead)
         },
         // SAFETY: `level()` found the CPU supports AVX2 and FMA.
         #[cfg(target_arch = "x86_64")]
         Level::Avx2 => unsafe {
-            <vector::Avx2 as vector::Vector>::chain(chain, operands, out, row_len, fold)
+            <vector::Avx2 as vector::Vector>::chain(chain, operands, out, row_len, fold, ahead)
         },
         Level::Baseline => {
-            let _ = (chain, operands, out, row_len, fold);
+            let _ = (chain, operands, out, row_len, fold, ahead);
             None
         }
     }

@@ -37,6 +37,7 @@ use super::vector::{Avx2, Avx512, Vector};
 use super::{map1, map1_fast, ChainOperand, ChainOperands, Operand, RowFold, LANES as FOLD_LANES};
 use crate::exec::element::Element;
 use crate::exec::loop_program::chains::{Chain, ChainFunction, ChainOp, Link, MAX_SIDES};
+use crate::exec::loop_program::prefetch::Ahead;
 use crate::exec::loop_program::run::CHUNK;
 use crate::exec::math::{FastPath, Fused};
 
@@ -217,7 +218,8 @@ steps! {
 /// operand is of a row form; returns whether the result is a splat (`None` for more than
 /// [`MAX_SIDES`] sides, or one starting from values of a row form). With `fold`, each row's
 /// values are summed as they are stored (see [`fold_block`]; not when they are a splat), and
-/// rows must be whole blocks (`None` otherwise).
+/// rows must be whole blocks (`None` otherwise). With `ahead`, each block of the start's
+/// values asks for the lines that far past it ([`Ahead::request`]).
 ///
 /// # Safety
 /// The CPU has the instruction set of `V`. (Each [`Vector`] compiles it for its instruction
@@ -229,6 +231,7 @@ pub(super) unsafe fn chain<V: Vector>(
     out: &mut [f32],
     row_len: usize,
     mut fold: Option<RowFold<'_>>,
+    ahead: Option<Ahead>,
 ) -> Option<bool> {
     let (start, links, sides) = (operands.operand(chain.start), &chain.links[..], &chain.sides[..]);
     let len = out.len();
@@ -287,6 +290,9 @@ pub(super) unsafe fn chain<V: Vector>(
         let first = next.min(last);
         for &(start, steps, side) in runs {
             let mut block = start_block(sign, start, [first, lane, row]);
+            if let (Some(ahead), ChainOperand::Chunk(Operand::Values(values)), None) = (ahead, start, side) {
+                ahead.request(values[first..].as_ptr().cast(), lanes * size_of::<f32>());
+            }
             for &step in steps {
                 apply(step, &mut block, [first, lane, row], sign, &side_lanes);
             }
@@ -556,19 +562,22 @@ mod tests {
     /// whole blocks and with a last block that overlaps the one before, on values with NaN,
     /// ±0, ±∞, denormals and arguments that overflow; under each instruction set. On rows of
     /// whole blocks (of one piece of `CHUNK` lanes and of two), it also sums each piece of
-    /// each row as `chunk_ops::fold` sums the piece's values in memory.
+    /// each row as `chunk_ops::fold` sums the piece's values in memory. Each block asks for the
+    /// lines a gibibyte past its start's values, where nothing may be mapped: a hint, which
+    /// changes nothing.
     #[test]
     fn random_chains_match_scalar_code() {
+        let ahead = Some(Ahead { distance: 1 << 30 });
         for_each_instruction_set(
             // SAFETY (both): a vector of the instruction set exists, so the CPU has it.
             |_| {
                 random_chains(AVX2_LANES, |chain, nodes, out, row_len, fold| unsafe {
-                    Avx2::chain(chain, nodes, out, row_len, fold)
+                    Avx2::chain(chain, nodes, out, row_len, fold, ahead)
                 })
             },
             |_| {
                 random_chains(AVX512_LANES, |chain, nodes, out, row_len, fold| unsafe {
-                    Avx512::chain(chain, nodes, out, row_len, fold)
+                    Avx512::chain(chain, nodes, out, row_len, fold, ahead)
                 })
             },
         );

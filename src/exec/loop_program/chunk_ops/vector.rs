@@ -22,6 +22,7 @@ use std::arch::x86_64::{
 use super::chain_kernel::{self, map_function, Block, REGISTERS};
 use super::{ChainOperands, RowFold};
 use crate::exec::loop_program::chains::{Chain, ChainFunction};
+use crate::exec::loop_program::prefetch::Ahead;
 
 /// A vector of `f32` lanes and the instructions the chain kernel computes with.
 pub(super) trait Vector: Copy {
@@ -115,6 +116,7 @@ pub(super) trait Vector: Copy {
         out: &mut [f32],
         row_len: usize,
         fold: Option<RowFold<'_>>,
+        ahead: Option<Ahead>,
     ) -> Option<bool>;
 }
 
@@ -219,9 +221,10 @@ macro_rules! vector {
                 out: &mut [f32],
                 row_len: usize,
                 fold: Option<RowFold<'_>>,
+                ahead: Option<Ahead>,
             ) -> Option<bool> {
                 // SAFETY: the caller's CPU has the instruction set.
-                unsafe { chain_kernel::chain::<$name>(chain, operands, out, row_len, fold) }
+                unsafe { chain_kernel::chain::<$name>(chain, operands, out, row_len, fold, ahead) }
             }
         }
     };
