@@ -17,7 +17,7 @@
 //! runs on (the development machine's is 260 MiB), where f32[4096,1024]'s 32 MiB of input
 //! and output stay in it and the bound is the cache's, not memory's.
 //!
-//! Run with `cargo bench --bench models` (about six minutes on two cores); criterion writes
+//! Run with `cargo bench --bench models` (about ten minutes on two cores); criterion writes
 //! its HTML report, with plots, under `target/criterion/report/index.html`.
 
 use std::hint::black_box;
