@@ -49,10 +49,11 @@ pub(super) struct Ahead {
 }
 
 /// The items ahead of the current one whose lines a chain asks for: softmax of f32[4096,1024]
-/// (tiles of 16 rows, 64 KiB) took 1.18–1.26 ms at its fastest on two threads against
-/// 1.34–1.40 without asking (three of four alternated rounds of 40 runs), and of
-/// f32[131072,1024] 58–61 against 68–70 ms; one item ahead gained less, four no more, and GELU
-/// or `exp(x − 3)`, maps without row reductions, gained nothing (`exp(x − 3)` lost 7%).
+/// (tiles of 16 rows, 64 KiB) took 1.21–1.22 ms at its fastest on two threads against
+/// 1.35–1.36 without asking (four alternated rounds of 40 runs), and of f32[131072,1024] 60.6
+/// against 72.2 ms. In a timing-only build asking a fixed distance ahead, one item (64 KiB)
+/// gained less than two, four no more, and GELU or `exp(x − 3)`, maps without row reductions,
+/// gained nothing (`exp(x − 3)` lost 7%).
 pub(super) const AHEAD_ITEMS: usize = 2;
 
 impl Ahead {
