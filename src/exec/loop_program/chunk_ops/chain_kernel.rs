@@ -286,13 +286,18 @@ pub(super) unsafe fn chain<V: Vector>(
     let mut side_lanes: SideLanes<V> = [V::ZEROED; MAX_SIDES];
     let mut partial_sums = [sign; 2];
     let (mut next, mut lane, mut row) = (0, 0, 0);
+    // The start's values whose later lines the chain asks for, block by block.
+    let ahead = ahead.zip(match start {
+        ChainOperand::Chunk(Operand::Values(values)) => Some(values),
+        _ => None,
+    });
     loop {
         let first = next.min(last);
+        if let Some((ahead, values)) = ahead {
+            ahead.request(values[first..].as_ptr().cast(), lanes * size_of::<f32>());
+        }
         for &(start, steps, side) in runs {
             let mut block = start_block(sign, start, [first, lane, row]);
-            if let (Some(ahead), ChainOperand::Chunk(Operand::Values(values)), None) = (ahead, start, side) {
-                ahead.request(values[first..].as_ptr().cast(), lanes * size_of::<f32>());
-            }
             for &step in steps {
                 apply(step, &mut block, [first, lane, row], sign, &side_lanes);
             }
