@@ -143,6 +143,8 @@ mod chain_kernel;
 #[cfg(target_arch = "x86_64")]
 mod register_functions;
 #[cfg(target_arch = "x86_64")]
+mod transpose;
+#[cfg(target_arch = "x86_64")]
 mod vector;
 
 /// The instruction sets a chunk op is compiled for; the best one the CPU has is chosen at
@@ -463,9 +465,14 @@ fn load<T: Element>(source: &[T], start: isize, steps: [isize; 2], chunk: Chunk,
             }
         }
         (1, _) if chunk.rows > 1 => {
-            // A transposed input: each column of the chunk is contiguous in the source. A few
+            // A transposed input: each column of the chunk is contiguous in the source. Tiles
+            // of columns go through registers where they can (`transpose.rs`); otherwise a few
             // columns are read side by side, row by row, so that as many streams of cache
             // lines are in flight at once (one column at a time waits on each line in turn).
+            #[cfg(target_arch = "x86_64")]
+            if transpose::through_registers(source, start, step, chunk, out) {
+                return false;
+            }
             for first in (0..chunk.len).step_by(COLUMNS_IN_FLIGHT) {
                 let width = COLUMNS_IN_FLIGHT.min(chunk.len - first);
                 let columns: [&[T]; COLUMNS_IN_FLIGHT] = std::array::from_fn(|k| {

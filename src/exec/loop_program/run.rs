@@ -42,10 +42,13 @@ const PLAIN_CHUNK: usize = 16 * CHUNK;
 /// The most elements a plain loop's tile holds when it reads a transposed input (its items
 /// walk in blocks: see `reorder_for_gathers`), each item's lines prefetched while the one
 /// before it computes (see `prefetch.rs`). A column-major plus row-major f32[64,64,64,64]
-/// (W3) took 17.4–18.5 ms at its fastest in tiles of 2,048 elements against 20.3–21.8 ms in
-/// tiles of 4,096 (three alternated rounds of 30 runs on two threads; a contiguous add of the
-/// same arrays: 6.2–7.3 ms), and 28.8–34.8 ms in tiles of `PLAIN_CHUNK` without prefetching.
-const BLOCKED_CHUNK: usize = 2 * CHUNK;
+/// into a row-major output (W3), its transposed columns read through registers
+/// (`chunk_ops/transpose.rs`), took 15.6–15.8 ms at its fastest in tiles of 4,096 elements
+/// against 16.4–16.9 ms in tiles of 2,048 (two alternated rounds of three, 30 runs each, on
+/// two threads; a contiguous add of the same arrays: 5.9–6.7 ms), and `transpose(x)·2` of
+/// f32[4096,1024] 1.92 against 2.27 ms (a copy: 0.61 ms). Read one element at a time, as
+/// before, tiles of 2,048 had been the faster: 17.4–18.5 ms against 20.3–21.8 ms.
+const BLOCKED_CHUNK: usize = 4 * CHUNK;
 
 /// The longest segment of such a loop's rows, so that its tiles are tall enough for each line
 /// of the transposed input to be read whole in one item: `transpose(x)·2` of f32[4096,1024]
