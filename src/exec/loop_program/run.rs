@@ -44,7 +44,7 @@ const PLAIN_CHUNK: usize = 16 * CHUNK;
 /// before it computes (see `prefetch.rs`). A column-major plus row-major f32[64,64,64,64]
 /// into a row-major output (W3), its transposed columns read through registers
 /// (`chunk_ops/transpose.rs`), took 15.6–15.8 ms at its fastest in tiles of 4,096 elements
-/// against 16.4–16.9 ms in tiles of 2,048 (two alternated rounds of three, 30 runs each, on
+/// against 16.4–16.9 ms in tiles of 2,048 (two series of three alternated rounds of 30 runs on
 /// two threads; a contiguous add of the same arrays: 5.9–6.7 ms), and `transpose(x)·2` of
 /// f32[4096,1024] 1.92 against 2.27 ms (a copy: 0.61 ms). Read one element at a time, as
 /// before, tiles of 2,048 had been the faster: 17.4–18.5 ms against 20.3–21.8 ms.
