@@ -695,10 +695,27 @@ mod tests {
     /// `start + r·tile_step + i·step`: contiguous rows, one row for the whole tile (at 3 rows
     /// the last copy is part of the rows so far), one value per row, a transposed input read
     /// several columns at a time (widths below, at and past `COLUMNS_IN_FLIGHT`, forwards and
-    /// reversed), and a general gather.
+    /// reversed), and a general gather. In `i32` (whose transposed tiles go through registers
+    /// where the CPU can: `transpose.rs`) and in `i64` (read a few columns at a time).
     #[test]
     fn load_reads_every_element_from_its_place() {
+        fn check<T: Element>(source: &[T], rows: usize, len: usize, start: isize, steps: [isize; 2]) {
+            let chunk = Chunk { rows, len };
+            let mut out = vec![T::ZERO; chunk.count()];
+            let splat = load(source, start, steps, chunk, &mut out);
+            assert!(!splat);
+            for (k, &value) in out.iter().enumerate() {
+                let (r, i) = ((k / len) as isize, (k % len) as isize);
+                assert_eq!(
+                    value.to_f64() as isize,
+                    start + r * steps[0] + i * steps[1],
+                    "{:?} {rows}×{len} {steps:?} ({r},{i})",
+                    T::ELEMENT_TYPE
+                );
+            }
+        }
         let source: Vec<i32> = (0..10_000).collect();
+        let wide: Vec<i64> = (0..10_000).collect();
         let widths = [1, 2, 7, 8, 9, 16, 17, 64];
         for (rows, len) in [2, 3, 64].into_iter().flat_map(|rows| widths.map(|len| (rows, len))) {
             for (start, steps) in [
@@ -709,18 +726,8 @@ mod tests {
                 (9_000, [1, -(rows as isize) - 3]),
                 (7, [2 * len as isize + 1, 2]),
             ] {
-                let chunk = Chunk { rows, len };
-                let mut out = vec![-1; chunk.count()];
-                let splat = load(&source, start, steps, chunk, &mut out);
-                assert!(!splat);
-                for (k, &value) in out.iter().enumerate() {
-                    let (r, i) = ((k / len) as isize, (k % len) as isize);
-                    assert_eq!(
-                        value as isize,
-                        start + r * steps[0] + i * steps[1],
-                        "{rows}×{len} {steps:?} ({r},{i})"
-                    );
-                }
+                check(&source, rows, len, start, steps);
+                check(&wide, rows, len, start, steps);
             }
         }
     }

@@ -23,7 +23,7 @@ use crate::ElementType;
 
 /// Reads `chunk` of a transposed input into `out` (row after row), element (r, i) from
 /// `source[start + r + i·step]`, through registers; returns `false`, having written nothing,
-/// where it cannot: elements of another size than `f32`'s, or a CPU without AVX2.
+/// where it cannot: elements other than `f32`, `s32` and `u32`, or a CPU without AVX2.
 pub(super) fn through_registers<T: Element>(
     source: &[T],
     start: isize,
