@@ -18,8 +18,8 @@ use std::arch::x86_64::{
 };
 
 use super::{level, Chunk, Level};
+use crate::element_type::ElementType;
 use crate::exec::element::Element;
-use crate::ElementType;
 
 /// Reads `chunk` of a transposed input into `out` (row after row), element (r, i) from
 /// `source[start + r + i·step]`, through registers; returns `false`, having written nothing,
