@@ -56,8 +56,8 @@ pub(crate) struct LoopProgram {
     /// Whether a node is a row reduction: each chunk is then whole rows.
     row_reductions: bool,
     /// Whether an input is read transposed, a page per element of the row: the work items
-    /// are then short tiles, prefetched one ahead and walked in square blocks of the two
-    /// innermost outer dimensions (see `reorder_for_gathers`).
+    /// are then short tiles, their output's lines prefetched one ahead, walked in square
+    /// blocks of the two innermost outer dimensions (see `reorder_for_gathers`).
     blocked_items: bool,
     /// Whether the nodes passed [`nodes_agree`], which running them relies on.
     nodes_agree: bool,
@@ -416,11 +416,11 @@ fn nodes_agree(nodes: &[Node], result_type: ElementType) -> bool {
 /// it).
 ///
 /// Returns whether each element of the input's row is on a page of its own. The work items
-/// are then short tiles (`BLOCKED_SEGMENT` and `BLOCKED_CHUNK` in `run.rs`), each item's lines
-/// prefetched while the one before it computes, and where there are two outer dimensions
-/// the items walk them in blocks: each item reads its rows of the input from pages other
-/// than those of its output's rows, so a block of items that together read whole pages of
-/// both keeps each page's use close in time (a column-major plus row-major
+/// are then short tiles (`BLOCKED_SEGMENT` and `BLOCKED_CHUNK` in `run.rs`), each item's
+/// output lines prefetched while the one before it computes, and where there are two outer
+/// dimensions the items walk them in blocks: each item reads its rows of the input from
+/// pages other than those of its output's rows, so a block of items that together read whole
+/// pages of both keeps each page's use close in time (a column-major plus row-major
 /// f32[64,64,64,64], by hand on two threads: 14.6 ms in blocks of 16×16 items, 19.8 ms in
 /// rows of them).
 fn reorder_for_gathers(sizes: &mut [usize], out_strides: &mut [isize], nodes: &mut [Node]) -> bool {

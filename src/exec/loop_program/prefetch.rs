@@ -1,9 +1,16 @@
-//! Software prefetch of a work item's cache lines, for walks that read an input transposed,
-//! a page apart per element (see `reorder_for_gathers`). There an item reads each of its rows
-//! (and each of the transposed input's columns) a few lines at a time, in as many streams as
-//! it has rows, far more than the hardware prefetchers follow, so every line waits on memory
-//! in turn. Asking for the next item's lines while the current one computes overlaps those
-//! waits.
+//! Software prefetch of the lines a work item writes, for walks that read an input transposed,
+//! a page apart per element (see `reorder_for_gathers`). There an item writes each of its
+//! rows a few lines at a time, in as many streams as it has rows, far more than the hardware
+//! prefetchers follow, so every store would wait on its line in turn. Asking for the next
+//! item's lines of the output while the current one computes overlaps those waits.
+//!
+//! Not its inputs' lines, since their transposed tiles go through registers
+//! (`chunk_ops/transpose.rs`): W3 into a row-major output took 15.8–16.2 ms at its fastest
+//! asking for the output's lines alone, against 16.3–16.7 ms asking for every input's lines
+//! too (four alternated rounds of 30 runs on two threads), and `transpose(x)·2` of
+//! f32[4096,1024] 1.61–1.65 against 1.90–1.98 ms (three rounds of 100; of f32[65536,1024],
+//! beyond the cache, 48.1 against 49.0 ms). Without asking at all (in tiles of 2,048
+//! elements), W3 took 20.3 against 15.6 ms.
 //!
 //! And the lines a later item of a walk with row reductions reads, asked for a block at a
 //! time as a chain computes the current one ([`Ahead`]): there each tile of rows is read from
@@ -25,19 +32,11 @@ pub(super) struct Lines {
     pub(super) element_bytes: usize,
 }
 
-impl Lines {
-    /// The lines of `elements`.
-    pub(super) fn of<T>(elements: &[T]) -> Lines {
-        Lines { base: elements.as_ptr().cast(), len: elements.len(), element_bytes: size_of::<T>() }
-    }
-}
-
 /// Asks the cache for every line of `buffer` holding an element of `chunk`, element (r, i) at
-/// index `start + r·steps[0] + i·steps[1]`: into L2 to be read, or into L1 to be written
-/// when `write`. A hint only: it changes no value, and on other CPUs than x86-64 does
-/// nothing.
-pub(super) fn prefetch(buffer: Lines, start: isize, steps: [isize; 2], chunk: Chunk, write: bool) {
-    each_line(buffer, start, steps, chunk, |offset| request(buffer.base, offset, write));
+/// index `start + r·steps[0] + i·steps[1]`, into L1. A hint only: it changes no value, and on
+/// other CPUs than x86-64 does nothing.
+pub(super) fn prefetch(buffer: Lines, start: isize, steps: [isize; 2], chunk: Chunk) {
+    each_line(buffer, start, steps, chunk, |offset| request(buffer.base, offset));
 }
 
 /// How far ahead of its start's values a chain asks for lines as it computes (see the
@@ -63,7 +62,7 @@ impl Ahead {
     #[inline(always)]
     pub(super) fn request(self, from: *const u8, bytes: usize) {
         for offset in (0..bytes).step_by(LINE_BYTES) {
-            request(from, self.distance + offset, true);
+            request(from, self.distance + offset);
         }
     }
 }
@@ -126,28 +125,22 @@ fn ceil_div(a: isize, b: isize) -> isize {
     -(-a).div_euclid(b)
 }
 
-/// Asks for the line holding byte `offset` from `base`: into L1 (to be written, or read
-/// soon), or into L2.
+/// Asks for the line holding byte `offset` from `base`, into L1 (to be written, or read soon).
 #[inline(always)]
-fn request(base: *const u8, offset: usize, into_l1: bool) {
+fn request(base: *const u8, offset: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let address = base.wrapping_add(offset).cast::<i8>();
         // SAFETY: SSE is part of every x86-64 CPU, and a prefetch accesses no memory (it
         // cannot fault, whatever the address; `each_line` keeps it in the buffer anyway, and
-        // the address is made with `wrapping_add`, so it may lie past any allocation).
-        unsafe {
-            match into_l1 {
-                // Not `_MM_HINT_ET0`: without the `prfchw` feature, which the build does not
-                // assume, it compiles to this same `prefetcht0`.
-                true => _mm_prefetch::<_MM_HINT_T0>(address),
-                false => _mm_prefetch::<_MM_HINT_T1>(address),
-            }
-        }
+        // the address is made with `wrapping_add`, so it may lie past any allocation). Not
+        // `_MM_HINT_ET0`: without the `prfchw` feature, which the build does not assume, it
+        // compiles to this same `prefetcht0`.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (base, offset, into_l1);
+    let _ = (base, offset);
 }
 
 #[cfg(test)]
@@ -215,11 +208,13 @@ mod tests {
     #[test]
     fn prefetching_a_buffer_changes_nothing() {
         let values: Vec<f32> = (0..3000).map(|i| i as f32).collect();
+        let lines =
+            Lines { base: values.as_ptr().cast(), len: values.len(), element_bytes: size_of::<f32>() };
         for (steps, chunk) in
             [([1024, 1], Chunk { rows: 2, len: 1000 }), ([1, 1000], Chunk { rows: 3, len: 3 })]
         {
-            prefetch(Lines::of(&values), 0, steps, chunk, false);
-            prefetch(Lines::of(&values), 2999, steps.map(|s| -s), chunk, true);
+            prefetch(lines, 0, steps, chunk);
+            prefetch(lines, 2999, steps.map(|s| -s), chunk);
         }
         // A chain's requests ahead: in the buffer, from its last line, and a gibibyte past it.
         for distance in [0, 64, 1 << 30] {

@@ -40,8 +40,8 @@ pub(super) const CHUNK: usize = 1024;
 const PLAIN_CHUNK: usize = 16 * CHUNK;
 
 /// The most elements a plain loop's tile holds when it reads a transposed input (its items
-/// walk in blocks: see `reorder_for_gathers`), each item's lines prefetched while the one
-/// before it computes (see `prefetch.rs`). A column-major plus row-major f32[64,64,64,64]
+/// walk in blocks: see `reorder_for_gathers`), each item's output lines prefetched while the
+/// one before it computes (see `prefetch.rs`). A column-major plus row-major f32[64,64,64,64]
 /// into a row-major output (W3), its transposed columns read through registers
 /// (`chunk_ops/transpose.rs`), took 15.6–15.8 ms at its fastest in tiles of 4,096 elements
 /// against 16.4–16.9 ms in tiles of 2,048 (two series of three alternated rounds of 30 runs on
@@ -449,7 +449,7 @@ impl LoopProgram {
                 let mut items = items.peekable();
                 while let Some(item) = items.next() {
                     if let Some(&next) = items.peek().filter(|_| self.blocked_items) {
-                        self.prefetch_item(next, &geometry, inputs, target);
+                        self.prefetch_item(next, &geometry, target);
                     }
                     self.run_item::<T>(item, &geometry, inputs, frame, target)?;
                 }
@@ -667,28 +667,9 @@ impl LoopProgram {
             .then(|| Ahead { distance: AHEAD_ITEMS * chunk.count() * size_of::<f32>() })
     }
 
-    /// Asks the cache for the lines `item` will read from its inputs and write in the output
-    /// (see `prefetch.rs`), while an earlier item computes.
-    fn prefetch_item<T: Element>(
-        &self,
-        item: Item,
-        geometry: &Geometry,
-        inputs: &[&Literal],
-        target: &OutTarget<T>,
-    ) {
-        let chunk = self.chunk_of(item, geometry);
-        for node in &self.nodes {
-            let NodeKind::Load { input, offset, strides } = &node.kind else { continue };
-            let lines = with_native_type!(node.element_type, U => inputs[*input].slice::<U>().map(Lines::of));
-            let Some(lines) = lines else { continue };
-            prefetch(
-                lines,
-                self.offset_of(item, geometry, strides, *offset),
-                self.chunk_steps(geometry, strides),
-                chunk,
-                false,
-            );
-        }
+    /// Asks the cache for the lines `item` will write in the output (see `prefetch.rs`), while
+    /// an earlier item computes.
+    fn prefetch_item<T: Element>(&self, item: Item, geometry: &Geometry, target: &OutTarget<T>) {
         if self.sink == Sink::Store {
             // Only its address is read: the slice is never made.
             let lines = Lines {
@@ -700,8 +681,7 @@ impl LoopProgram {
                 lines,
                 self.offset_of(item, geometry, &self.out_strides, 0),
                 self.chunk_steps(geometry, &self.out_strides),
-                chunk,
-                true,
+                self.chunk_of(item, geometry),
             );
         }
     }
