@@ -46,8 +46,11 @@ const PLAIN_CHUNK: usize = 16 * CHUNK;
 /// (`chunk_ops/transpose.rs`), took 15.6–15.8 ms at its fastest in tiles of 4,096 elements
 /// against 16.4–16.9 ms in tiles of 2,048 (two series of three alternated rounds of 30 runs on
 /// two threads; a contiguous add of the same arrays: 5.9–6.7 ms), and `transpose(x)·2` of
-/// f32[4096,1024] 1.92 against 2.27 ms (a copy: 0.61 ms). Read one element at a time, as
-/// before, tiles of 2,048 had been the faster: 17.4–18.5 ms against 20.3–21.8 ms.
+/// f32[4096,1024] 1.92 against 2.27 ms (a copy: 0.61 ms), each item asking ahead for every
+/// line it reads and writes. Asking for the output's lines alone, as now (`prefetch.rs`), W3
+/// took 15.0–15.2 against 15.2–15.6 ms and `transpose(x)·2` 1.52 against 1.64 ms (three
+/// rounds each). Read one element at a time, as before, tiles of 2,048 had been the faster:
+/// 17.4–18.5 ms against 20.3–21.8 ms.
 const BLOCKED_CHUNK: usize = 4 * CHUNK;
 
 /// The longest segment of such a loop's rows, so that its tiles are tall enough for each line
