@@ -796,8 +796,10 @@ impl LoopProgram {
                         }
                         _ => None,
                     };
-                    let ahead =
-                        self.chain_ahead(chain, geometry, chunk, into_output).filter(|_| !asked_ahead);
+                    let ahead = match asked_ahead {
+                        true => None,
+                        false => self.chain_ahead(chain, geometry, chunk, into_output),
+                    };
                     asked_ahead |= ahead.is_some();
                     // SAFETY: as above; `fold` only with rows of whole blocks.
                     unsafe {
