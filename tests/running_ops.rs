@@ -1009,6 +1009,95 @@ fn a_matrix_read_transposed_pages_apart_gives_every_element() {
     }
 }
 
+/// A binary op of a matrix read transposed a page apart per element (rows of 1,100) into a
+/// row-major output: the loop computes each tile of rows (segments of 64 and 6 of rows of 70)
+/// row by row straight into the output, its other operand's rows read where they lie: another
+/// matrix (as either operand), a row vector broadcast down the rows, or a constant. In `f32`,
+/// `f64` and `s32`, for three ops, on one thread and several, fused and unfused, into either
+/// layout: every element is the op of its operands.
+#[test]
+fn binary_ops_of_a_matrix_read_transposed_pages_apart_give_every_element() {
+    #[derive(Clone, Copy, Debug)]
+    enum Op {
+        Sub,
+        Max,
+        Div,
+    }
+    fn build<'b>(op: Op, l: XlaOp<'b>, r: XlaOp<'b>) -> XlaOp<'b> {
+        match op {
+            Op::Sub => sub(l, r, &[]),
+            Op::Max => max(l, r, &[]),
+            Op::Div => div(l, r, &[]),
+        }
+    }
+    fn check<T>(value: fn(usize) -> T)
+    where
+        T: NativeType + Copy + PartialOrd + Debug + std::ops::Sub<Output = T> + std::ops::Div<Output = T>,
+    {
+        let (rows, columns) = (1100usize, 70usize);
+        let name = T::ELEMENT_TYPE.to_string();
+        let t_values: Vec<T> = (0..rows * columns).map(|k| value(k % 1013 + 1)).collect();
+        let x_values: Vec<T> = (0..rows * columns).map(|k| value(k % 991 + 7)).collect();
+        let v_values: Vec<T> = (0..columns).map(|k| value(3 * k + 2)).collect();
+        let t = lit(&format!("{name}[70,1100]"), t_values.clone());
+        let x = lit(&format!("{name}[1100,70]"), x_values.clone());
+        let v = lit(&format!("{name}[70]"), v_values.clone());
+        let c = value(5);
+        for op in [Op::Sub, Op::Max, Op::Div] {
+            let apply = |a: T, b: T| match op {
+                Op::Sub => a - b,
+                Op::Max => {
+                    if a > b {
+                        a
+                    } else {
+                        b
+                    }
+                }
+                Op::Div => a / b,
+            };
+            // The other operand: x, x as the first operand, v down the rows, the constant.
+            for other in 0..4 {
+                let expected: Vec<T> = (0..rows * columns)
+                    .map(|k| {
+                        let (i, j) = (k / columns, k % columns);
+                        let tt = t_values[j * rows + i];
+                        match other {
+                            0 => apply(tt, x_values[k]),
+                            1 => apply(x_values[k], tt),
+                            2 => apply(tt, v_values[j]),
+                            _ => apply(tt, c),
+                        }
+                    })
+                    .collect();
+                let graph = computation(&[&t, &x, &v], |b, p| {
+                    let tt = transpose(p[0], &[1, 0]);
+                    match other {
+                        0 => build(op, tt, p[1]),
+                        1 => build(op, p[1], tt),
+                        2 => build(op, tt, broadcast_in_dim(p[2], &[1100, 70], &[1])),
+                        _ => build(op, tt, b.constant_r0(c)),
+                    }
+                });
+                for options in [
+                    CompileOptions { num_threads: Some(1), ..Default::default() },
+                    CompileOptions::default(),
+                    CompileOptions::unfused(),
+                ] {
+                    let exe = graph.compile(&options).unwrap();
+                    let case = format!("{name} {op:?}, other operand {other}");
+                    assert_eq!(values::<T>(&exe.execute(&[&t, &x, &v]).unwrap()), expected, "{case}");
+                    let mut column_major = Literal::zeros(&sh(&format!("{name}[1100,70]{{0,1}}"))).unwrap();
+                    exe.execute_into(&[&t, &x, &v], &mut column_major).unwrap();
+                    assert_eq!(values::<T>(&column_major), expected, "{case}, column-major");
+                }
+            }
+        }
+    }
+    check::<f32>(|k| k as f32 * 0.25);
+    check::<f64>(|k| k as f64 * 0.5);
+    check::<i32>(|k| k as i32);
+}
+
 /// A root computed by a loop writes an output of another layout itself (no copy after it):
 /// a fused chain over operands of two layouts, a row and a column reduction, a reduce over
 /// no dimension (each root row-major), each into another layout or padding, again after a

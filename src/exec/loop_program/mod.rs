@@ -53,6 +53,8 @@ pub(crate) struct LoopProgram {
     chains: Vec<chains::Role>,
     /// Whether each node is read only by chain links, as their other operand.
     read_by_links_only: Vec<bool>,
+    /// Whether each node is read, and only by the result (the last node) as its operand.
+    read_by_result_only: Vec<bool>,
     /// Whether a node is a row reduction: each chunk is then whole rows.
     row_reductions: bool,
     /// Whether an input is read transposed, a page per element of the row: the work items
@@ -246,6 +248,7 @@ impl LoopProgram {
             slots,
             chains: Vec::new(),
             read_by_links_only: Vec::new(),
+            read_by_result_only: Vec::new(),
             row_reductions: false,
             blocked_items: false,
             nodes_agree: true,
@@ -280,6 +283,7 @@ impl LoopProgram {
         let chains = chains::find(&nodes);
         let slots = slots::assign(&nodes, &chains::read_at(&chains));
         let read_by_links_only = chains::read_by_links_only(&nodes, &chains);
+        let read_by_result_only = read_by_result_only(&nodes);
         let nodes_agree = nodes_agree(&nodes, out_shape.element_type());
         LoopProgram {
             out_shape,
@@ -290,6 +294,7 @@ impl LoopProgram {
             slots,
             chains,
             read_by_links_only,
+            read_by_result_only,
             row_reductions,
             blocked_items,
             nodes_agree,
@@ -379,6 +384,20 @@ fn walk(domain: &Shape, target: &[isize], nodes: &mut [Node]) -> (Vec<usize>, Ve
 /// longer than 1 (the row of a loop over it; `None` if there is none).
 fn fastest_dimension(shape: &Shape) -> Option<usize> {
     shape.layout().minor_to_major().iter().map(|&d| d as usize).find(|&d| shape.dimensions()[d] != 1)
+}
+
+/// Whether each of `nodes` is read, and only by the result (the last node) as its operand: a
+/// result computed row by row straight into the output may read such a load's rows where
+/// they lie (`run.rs`).
+fn read_by_result_only(nodes: &[Node]) -> Vec<bool> {
+    let mut reads = vec![(0usize, 0usize); nodes.len()];
+    for (k, node) in nodes.iter().enumerate() {
+        for &operand in &node.operands {
+            reads[operand].0 += 1;
+            reads[operand].1 += usize::from(k + 1 == nodes.len());
+        }
+    }
+    reads.iter().map(|&(all, by_result)| all > 0 && all == by_result).collect()
 }
 
 /// Whether `nodes` is an expression the runner may evaluate without checking each read (its

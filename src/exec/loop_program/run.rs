@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use super::chains::{self, Chain, Role};
-use super::chunk_ops::{self, load, ChainOperand, ChainOperands, Chunk, Operand, RowFold};
+use super::chunk_ops::{self, load, ChainOperand, ChainOperands, Chunk, Operand, RowFold, RowOperand, Rows};
 use super::prefetch::{prefetch, Ahead, Lines, AHEAD_ITEMS};
 use super::{LoopProgram, Node, NodeKind, Sink};
 use crate::attributes::{BinaryOp, UnaryOp};
@@ -251,6 +251,26 @@ impl Values {
                 Some(Operand::Values(unsafe { std::slice::from_raw_parts(ptr, len) }))
             }
             _ => None,
+        }
+    }
+
+    /// The values of `chunk`, as `T`s read row by row ([`RowOperand`]).
+    ///
+    /// # Safety
+    /// As [`Values::operand`]'s.
+    unsafe fn row_operand<'a, T: Copy>(self, chunk: Chunk) -> RowOperand<'a, T> {
+        let ptr = self.ptr.cast::<T>();
+        // SAFETY (of each): the caller's guarantee: `ptr` points to that many `T`s.
+        match self.form {
+            Form::Splat => RowOperand::Splat(unsafe { ptr.read() }),
+            Form::Chunk => RowOperand::Rows {
+                values: unsafe { std::slice::from_raw_parts(ptr, chunk.count()) },
+                pitch: chunk.len,
+            },
+            Form::Row => {
+                RowOperand::Rows { values: unsafe { std::slice::from_raw_parts(ptr, chunk.len) }, pitch: 0 }
+            }
+            Form::PerRow => RowOperand::PerRow(unsafe { std::slice::from_raw_parts(ptr, chunk.rows) }),
         }
     }
 
@@ -728,10 +748,15 @@ impl LoopProgram {
         // `broadcast_rows`).
         let whole_blocks = chained && lanes.is_some_and(|lanes| len.is_multiple_of(lanes));
         let rows_in_place = whole_blocks && rows > 1;
+        // A tile whose rows lie apart in the output computes its result row by row into them.
+        let by_rows = !direct && self.computes_by_rows(chunk, out_tile_step, chained);
         // Of the chains that may ask for a later item's lines (see `chain_ahead`), the first
         // does.
         let mut asked_ahead = false;
         for (k, node) in self.nodes.iter().enumerate() {
+            if k == result && by_rows {
+                return self.result_by_rows(item, geometry, inputs, frame, target);
+            }
             match self.chains[k] {
                 // Computed by its chain's last node, never materialized.
                 Role::Inside(_) if chained => continue,
@@ -762,6 +787,10 @@ impl LoopProgram {
                             frame.values[k] = values;
                             continue;
                         }
+                    }
+                    if by_rows && self.rows_in_input(k, geometry).is_some() {
+                        // The result reads its rows where they lie.
+                        continue;
                     }
                     ((frame.starts[k], steps), false)
                 }
@@ -850,6 +879,85 @@ impl LoopProgram {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Whether `chunk`'s result is computed row by row straight into the output
+    /// ([`Self::result_by_rows`]): a plain loop whose chunk's rows are runs of the output
+    /// `out_tile_step` apart rather than one run (a blocked walk's tile), whose result is a
+    /// binary node that no chain computes (a `chained` chain reads its rows as one chunk; a
+    /// load alone is read a transposed tile at a time).
+    fn computes_by_rows(&self, chunk: Chunk, out_tile_step: isize, chained: bool) -> bool {
+        let last = self.sizes.len() - 1;
+        let result = self.nodes.len() - 1;
+        let binary = matches!(self.nodes[result].kind, NodeKind::Binary(_));
+        let in_chain = chained && matches!(self.chains[result], Role::End(_));
+        self.sink == Sink::Store
+            && self.out_strides[last] == 1
+            && chunk.rows > 1
+            && out_tile_step != chunk.len as isize
+            && binary
+            && !in_chain
+    }
+
+    /// For a result computed row by row: whether node `k` is a load that only the result
+    /// reads whose chunk's rows are each one run of its input, in order (a row vector
+    /// broadcast down the tile among them); if so, the elements from one row to the next. The
+    /// result then reads them where they lie, rather than from a slot they were copied into.
+    fn rows_in_input(&self, k: usize, geometry: &Geometry) -> Option<usize> {
+        let NodeKind::Load { strides, .. } = &self.nodes[k].kind else { return None };
+        let [tile_step, step] = self.chunk_steps(geometry, strides);
+        let runs = step == 1 && tile_step >= 0;
+        (self.read_by_result_only[k] && runs).then(|| tile_step.unsigned_abs())
+    }
+
+    /// Computes `item`'s result, a binary node (see [`Self::computes_by_rows`]), row by row
+    /// straight into its rows of the output, from its operands' rows: in their slots, or for
+    /// a load whose rows lie apart in its input ([`Self::rows_in_input`]), there. The
+    /// tile's result is then not copied into the output row by row, nor such a load's rows
+    /// into a slot: W3 (a column-major plus a row-major f32[64,64,64,64] into a row-major
+    /// output, tiles of 64 rows of 64 elements, each row of the output and of the row-major
+    /// input 1 MiB from the next) took ... (measured below).
+    fn result_by_rows<T: Element>(
+        &self,
+        item: Item,
+        geometry: &Geometry,
+        inputs: &[&Literal],
+        frame: &Frame,
+        target: &OutTarget<T>,
+    ) -> Result<()> {
+        let node = &self.nodes[self.nodes.len() - 1];
+        let NodeKind::Binary(op) = node.kind else { return Err(buffer_type_mismatch()) };
+        let chunk = self.chunk_of(item, geometry);
+        let out_offset = self.offset_of(item, geometry, &self.out_strides, 0);
+        let [out_tile_step, _] = self.chunk_steps(geometry, &self.out_strides);
+        // Operands are of the result's type (`nodes_agree`), `T`.
+        let operand = |k: usize| -> Option<RowOperand<'_, T>> {
+            let operand = match (&self.nodes[k].kind, self.rows_in_input(k, geometry)) {
+                (NodeKind::Load { input, .. }, Some(pitch)) => {
+                    let start = usize::try_from(frame.starts[k]).ok()?;
+                    RowOperand::Rows { values: inputs.get(*input)?.slice::<T>()?.get(start..)?, pitch }
+                }
+                // SAFETY: the node's values for this chunk, set by this item before the result
+                // (its operand): `T`s in their form, which nothing writes while they are read.
+                _ => unsafe { frame.values[k].row_operand::<T>(chunk) },
+            };
+            operand.holds(chunk.rows, chunk.len).then_some(operand)
+        };
+        let [a, b] = [0, 1].map(|o| node.operands.get(o).and_then(|&k| operand(k)));
+        let (a, b) = a.zip(b).ok_or_else(buffer_type_mismatch)?;
+        target.check(out_offset, out_tile_step, chunk.rows);
+        target.check(out_offset + chunk.len as isize - 1, out_tile_step, chunk.rows);
+        let out = |r: usize| {
+            let offset = out_offset + r as isize * out_tile_step;
+            // SAFETY: `offset..offset + len` lies in the output (the first and last elements of
+            // every row checked above), which is live for the run, and no other thread
+            // touches it: this item's row `r`, which no other row of it overlaps (`rows` > 1
+            // runs of `len`, `out_tile_step` apart and not one run, are a layout's distinct
+            // positions).
+            unsafe { std::slice::from_raw_parts_mut(target.ptr.add(offset as usize), chunk.len) }
+        };
+        chunk_ops::binary(op, Rows { a, b, rows: chunk.rows, len: chunk.len, out });
         Ok(())
     }
 
@@ -1143,7 +1251,7 @@ unsafe fn evaluate(
                     out!(T)[0] = with_binary_fn!(T, *op, f => f(a, b));
                     true
                 }
-                (a, b) => chunk_ops::binary(*op, a, b, out!(T)),
+                (a, b) => chunk_ops::binary(*op, (a, b, out!(T))),
             }
         }),
         NodeKind::Compare(direction) => with_native_type!(element_type(0), T => {
