@@ -1,7 +1,8 @@
 //! Running a loop program: the walk is cut into work items (a segment of one row, or of a tile
 //! of consecutive rows), split across rayon's threads when large; each item computes its start
 //! offsets, evaluates the expression into cache-resident registers, and stores (or folds) the
-//! result row by row.
+//! result row by row; a tile whose rows lie apart in the output, with a binary result,
+//! computes that result straight into the output's rows (`LoopProgram::result_by_rows`).
 
 use rayon::prelude::*;
 
