@@ -886,8 +886,8 @@ impl LoopProgram {
     /// Whether `chunk`'s result is computed row by row straight into the output
     /// ([`Self::result_by_rows`]): a plain loop whose chunk's rows are runs of the output
     /// `out_tile_step` apart rather than one run (a blocked walk's tile), whose result is a
-    /// binary node that no chain computes (a `chained` chain reads its rows as one chunk; a
-    /// load alone is read a transposed tile at a time).
+    /// binary node that no chain computes (a `chained` chain computes the whole chunk at
+    /// once).
     fn computes_by_rows(&self, chunk: Chunk, out_tile_step: isize, chained: bool) -> bool {
         let last = self.sizes.len() - 1;
         let result = self.nodes.len() - 1;
@@ -921,8 +921,9 @@ impl LoopProgram {
     /// row-major input 1 MiB from the next) took 14.1 against 14.7 ms at its fastest on two
     /// threads (three alternated rounds of 30 runs; a contiguous add: 6.2 ms), `transpose(x)·2`
     /// of f32[4096,1024] 1.23 against 1.43 ms, and of f64 2.78 against 3.43 ms. A call of the
-    /// whole node's evaluation per row, each operand's row set up in the frame, had run W3
-    /// slower than the copies (16.6 against 15.4 ms).
+    /// node's whole evaluation per row, each operand's row set up in the frame, had run W3
+    /// slower than the copies: 16.6 against 15.4 ms with `C`'s rows copied into a slot, 22.5
+    /// with them read where they lie.
     fn result_by_rows<T: Element>(
         &self,
         item: Item,
