@@ -1317,6 +1317,10 @@ unsafe fn evaluate_node(
         // SAFETY: the caller's guarantee.
         return unsafe { evaluate(node, nodes, values, inputs, out, place, (chunk, view)) };
     }
+    if let NodeKind::Binary(op) = node.kind {
+        // SAFETY: the caller's guarantee.
+        return with_native_type!(node.element_type, T => unsafe { binary_by_rows::<T>(op, node, values, out, chunk) });
+    }
     for r in 0..chunk.rows {
         // SAFETY: the caller's guarantee. Some operand varies along the rows, so no row is a
         // splat: each row's values are written in place.
@@ -1325,6 +1329,35 @@ unsafe fn evaluate_node(
             return None;
         }
     }
+    Some(Values { ptr: out.cast_const(), form: Form::Chunk })
+}
+
+/// Evaluates a binary node of type `T` over `chunk` into `out` row by row, in one call of its
+/// chunk op ([`Rows`]), each row of its operands read in their form: softmax's division of
+/// each row by its sum. Softmax of f32[4096,1024] took 1.21 against 1.25–1.26 ms at its
+/// fastest on two threads with a call of the whole node's evaluation per row (two series of
+/// four alternated rounds of 100 runs; a copy: 0.61 ms); layer norm, which divides nothing,
+/// moved within the noise.
+///
+/// # Safety
+/// As [`evaluate`]'s, for a node of type `T`.
+unsafe fn binary_by_rows<T: Element>(
+    op: BinaryOp,
+    node: &Node,
+    values: &[Values],
+    out: *mut u8,
+    chunk: Chunk,
+) -> Option<Values> {
+    // SAFETY: the caller's guarantee: the operands' values are the chunk's `T`s in their form.
+    let [a, b] = [0, 1].map(|o| node.operands.get(o).map(|&k| unsafe { values[k].row_operand::<T>(chunk) }));
+    let (a, b) =
+        a.zip(b).filter(|(a, b)| a.holds(chunk.rows, chunk.len) && b.holds(chunk.rows, chunk.len))?;
+    let out_rows = |r: usize| {
+        // SAFETY: the caller's guarantee: `out` points to the chunk's `T`s, of which row `r`
+        // is the `len` from `r·len`, only this node uses.
+        unsafe { std::slice::from_raw_parts_mut(out.cast::<T>().add(r * chunk.len), chunk.len) }
+    };
+    chunk_ops::binary(op, Rows { a, b, rows: chunk.rows, len: chunk.len, out: out_rows });
     Some(Values { ptr: out.cast_const(), form: Form::Chunk })
 }
 
