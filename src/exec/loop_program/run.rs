@@ -907,9 +907,11 @@ impl LoopProgram {
     /// result then reads them where they lie, rather than from a slot they were copied into.
     fn rows_in_input(&self, k: usize, geometry: &Geometry) -> Option<usize> {
         let NodeKind::Load { strides, .. } = &self.nodes[k].kind else { return None };
+        if !self.read_by_result_only[k] {
+            return None;
+        }
         let [tile_step, step] = self.chunk_steps(geometry, strides);
-        let runs = step == 1 && tile_step >= 0;
-        (self.read_by_result_only[k] && runs).then(|| tile_step.unsigned_abs())
+        (step == 1 && tile_step >= 0).then(|| tile_step.unsigned_abs())
     }
 
     /// Computes `item`'s result, a binary node (see [`Self::computes_by_rows`]), row by row
@@ -939,19 +941,17 @@ impl LoopProgram {
         let [out_tile_step, _] = self.chunk_steps(geometry, &self.out_strides);
         // Operands are of the result's type (`nodes_agree`), `T`.
         let operand = |k: usize| -> Option<RowOperand<'_, T>> {
-            let operand = match (&self.nodes[k].kind, self.rows_in_input(k, geometry)) {
+            match (&self.nodes[k].kind, self.rows_in_input(k, geometry)) {
                 (NodeKind::Load { input, .. }, Some(pitch)) => {
                     let start = usize::try_from(frame.starts[k]).ok()?;
-                    RowOperand::Rows { values: inputs.get(*input)?.slice::<T>()?.get(start..)?, pitch }
+                    Some(RowOperand::Rows { values: inputs.get(*input)?.slice::<T>()?.get(start..)?, pitch })
                 }
                 // SAFETY: the node's values for this chunk, set by this item before the result
                 // (its operand): `T`s in their form, which nothing writes while they are read.
-                _ => unsafe { frame.values[k].row_operand::<T>(chunk) },
-            };
-            operand.holds(chunk.rows, chunk.len).then_some(operand)
+                _ => Some(unsafe { frame.values[k].row_operand::<T>(chunk) }),
+            }
         };
-        let [a, b] = [0, 1].map(|o| node.operands.get(o).and_then(|&k| operand(k)));
-        let (a, b) = a.zip(b).ok_or_else(buffer_type_mismatch)?;
+        let operands = [0, 1].map(|o| node.operands.get(o).and_then(|&k| operand(k)));
         target.check(out_offset, out_tile_step, chunk.rows);
         target.check(out_offset + chunk.len as isize - 1, out_tile_step, chunk.rows);
         let out = |r: usize| {
@@ -963,8 +963,7 @@ impl LoopProgram {
             // positions).
             unsafe { std::slice::from_raw_parts_mut(target.ptr.add(offset as usize), chunk.len) }
         };
-        chunk_ops::binary(op, Rows { a, b, rows: chunk.rows, len: chunk.len, out });
-        Ok(())
+        binary_over_rows(op, operands, chunk, out).ok_or_else(buffer_type_mismatch)
     }
 
     /// Whether chains compute runs of this program and read a tile's broadcast rows in place:
@@ -1349,16 +1348,30 @@ unsafe fn binary_by_rows<T: Element>(
     chunk: Chunk,
 ) -> Option<Values> {
     // SAFETY: the caller's guarantee: the operands' values are the chunk's `T`s in their form.
-    let [a, b] = [0, 1].map(|o| node.operands.get(o).map(|&k| unsafe { values[k].row_operand::<T>(chunk) }));
-    let (a, b) =
-        a.zip(b).filter(|(a, b)| a.holds(chunk.rows, chunk.len) && b.holds(chunk.rows, chunk.len))?;
+    let operands =
+        [0, 1].map(|o| node.operands.get(o).map(|&k| unsafe { values[k].row_operand::<T>(chunk) }));
     let out_rows = |r: usize| {
         // SAFETY: the caller's guarantee: `out` points to the chunk's `T`s, of which row `r`
         // is the `len` from `r·len`, only this node uses.
         unsafe { std::slice::from_raw_parts_mut(out.cast::<T>().add(r * chunk.len), chunk.len) }
     };
-    chunk_ops::binary(op, Rows { a, b, rows: chunk.rows, len: chunk.len, out: out_rows });
+    binary_over_rows(op, operands, chunk, out_rows)?;
     Some(Values { ptr: out.cast_const(), form: Form::Chunk })
+}
+
+/// `op` over `chunk`'s rows, from the rows of its two operands into the rows `out` gives, in
+/// one call of its chunk op ([`Rows`]); `None` where an operand is missing or does not hold
+/// the chunk's rows.
+fn binary_over_rows<'o, T: Element + 'o>(
+    op: BinaryOp,
+    [a, b]: [Option<RowOperand<'_, T>>; 2],
+    chunk: Chunk,
+    out: impl FnMut(usize) -> &'o mut [T],
+) -> Option<()> {
+    let holds = |operand: &RowOperand<'_, T>| operand.holds(chunk.rows, chunk.len);
+    let (a, b) = a.filter(holds).zip(b.filter(holds))?;
+    chunk_ops::binary(op, Rows { a, b, rows: chunk.rows, len: chunk.len, out });
+    Some(())
 }
 
 /// Evaluates a chain (ending at a node of `element_type`) over `chunk` into `out`, and says
