@@ -166,6 +166,9 @@ fn running(out: &mut String, computation: &XlaComputation) -> Result<()> {
     let result = exe.execute(&[&x, &w, &bias])?;
     say!(out, "exe.execute(&[&x, &w, &b]) =");
     out.push_str(&indented(&result.to_string()));
+    let stats = exe.memory_stats();
+    say!(out, "Its memory, planned when it was compiled: exe.memory_stats() =");
+    say!(out, "  {stats:?}");
 
     heading(out, "7. execute_into: a reused output, in the output's own layout");
     let mut column_major = Literal::zeros(&shape!(f32[2, 4]{0, 1}))?;

@@ -92,6 +92,17 @@ pub enum Error {
         /// The offending token (`end of input` at the end).
         token: String,
     },
+    /// A run that needs more memory than it may have (XLA's `RESOURCE_EXHAUSTED`), found from
+    /// its plan before anything large is allocated.
+    #[error("Out of memory: the run needs {needed} bytes, {available} available ({by})")]
+    ResourceExhausted {
+        /// The bytes the run needs (at its peak, or still to allocate).
+        needed: u64,
+        /// The bytes it may have.
+        available: u64,
+        /// What limits it: the `memory_limit`, or the memory the system has available.
+        by: String,
+    },
     /// A feature XLA has that lazy-xla does not implement.
     #[error("unimplemented: {0}")]
     Unimplemented(String),

@@ -157,7 +157,7 @@ pub use attributes::{ConvolutionDimensionNumbers, GatherDimensionNumbers, Paddin
 pub use builder::*;
 pub use element_type::ElementType;
 pub use error::{Error, Result};
-pub use exec::{CompileOptions, Executable};
+pub use exec::{CompileOptions, Executable, MemoryStats};
 /// The `half` crate, whose `f16` and `bf16` hold lazy-xla's `f16` and `bf16` elements.
 pub use half;
 pub use hlo::computation::XlaComputation;

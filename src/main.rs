@@ -35,6 +35,9 @@ enum Command {
         /// Print every element, however many.
         #[arg(long)]
         full: bool,
+        /// Print the memory the run is planned to use (arguments, outputs, temporaries, peak).
+        #[arg(long)]
+        memory: bool,
     },
     /// Print the optimized module (fusions included) as HLO text.
     #[command(after_help = "Example:\n  lazy-xla opt mlp.hlo > mlp.optimized.hlo")]
@@ -82,6 +85,9 @@ struct ModuleArgs {
     /// Threads to run on (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// The most bytes a run may have live at once (default: what the system has available).
+    #[arg(long)]
+    memory_limit: Option<u64>,
 }
 
 fn main() -> ExitCode {
@@ -98,7 +104,7 @@ type Outcome<T = ()> = std::result::Result<T, String>;
 
 fn run(cli: Cli) -> Outcome {
     match cli.command {
-        Command::Run { module, output, full } => run_module(&module, &output, full),
+        Command::Run { module, output, full, memory } => run_module(&module, &output, full, memory),
         Command::Opt { module, no_fusion } => {
             let options = CompileOptions { fusion: !no_fusion, ..Default::default() };
             let executable = compile(&load(&module)?, &options, &module)?;
@@ -208,15 +214,40 @@ fn convert(literal: &Literal, shape: &Shape) -> Outcome<Literal> {
     executable.execute(&[literal]).map_err(|e| e.to_string())
 }
 
-fn options(module: &ModuleArgs) -> CompileOptions {
-    CompileOptions { fusion: !module.no_fusion, num_threads: module.threads }
+fn options(module: &ModuleArgs, fusion: bool) -> CompileOptions {
+    CompileOptions { fusion, num_threads: module.threads, memory_limit: module.memory_limit }
 }
 
-fn run_module(module: &ModuleArgs, outputs: &[PathBuf], full: bool) -> Outcome {
+/// The plan's memory, in one line.
+fn memory_line(executable: &Executable) -> String {
+    let stats = executable.memory_stats();
+    format!(
+        "memory: arguments {}, outputs {}, temporaries {}, peak {} (every array apart: {})",
+        format_bytes(stats.argument_bytes),
+        format_bytes(stats.output_bytes),
+        format_bytes(stats.temp_bytes),
+        format_bytes(stats.peak_bytes),
+        format_bytes(stats.unplanned_bytes)
+    )
+}
+
+fn format_bytes(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.2} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+fn run_module(module: &ModuleArgs, outputs: &[PathBuf], full: bool, memory: bool) -> Outcome {
     let computation = load(&module.module)?;
     let literals = inputs(&computation, &module.input, false)?;
     let arguments: Vec<&Literal> = literals.iter().collect();
-    let executable = compile(&computation, &options(module), &module.module)?;
+    let executable = compile(&computation, &options(module, !module.no_fusion), &module.module)?;
+    if memory {
+        eprintln!("{}", memory_line(&executable));
+    }
     let result = executable.execute(&arguments).map_err(|e| e.to_string())?;
     let leaves =
         if result.is_tuple() { result.decompose_tuple().map_err(|e| e.to_string())? } else { vec![result] };
@@ -265,9 +296,8 @@ fn bench(module: &ModuleArgs, seconds: f64) -> Outcome {
     let progress = std::io::stderr().is_terminal();
     for fusion in [true, false] {
         let label = if fusion { "fused" } else { "unfused" };
-        let options = CompileOptions { fusion, num_threads: module.threads };
         let start = Instant::now();
-        let executable = compile(&computation, &options, &module.module)?;
+        let executable = compile(&computation, &options(module, fusion), &module.module)?;
         let compiled = start.elapsed();
         executable.execute(&arguments).map_err(|e| e.to_string())?; // warm-up
         let (mut times, started, mut reported) = (Vec::new(), Instant::now(), Instant::now());
@@ -298,6 +328,7 @@ fn bench(module: &ModuleArgs, seconds: f64) -> Outcome {
             times.len(),
             format_duration(compiled)
         );
+        println!("{label:>8}  {}", memory_line(&executable));
         medians.push(median);
     }
     println!("fusion speedup: {:.2}x", medians[1].as_secs_f64() / medians[0].as_secs_f64().max(1e-12));

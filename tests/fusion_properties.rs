@@ -489,7 +489,7 @@ fn big_mixed_layout_graphs_fused_equal_unfused_and_plain_loops() {
         CompileOptions::default(),
         CompileOptions { num_threads: Some(2), ..Default::default() },
         CompileOptions { fusion: false, ..Default::default() },
-        CompileOptions { fusion: false, num_threads: Some(1) },
+        CompileOptions { fusion: false, num_threads: Some(1), ..Default::default() },
     ];
     let value = |i: usize| ((i * 7) % 23) as f32 * 0.5 - 5.0;
 

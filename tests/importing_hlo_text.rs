@@ -323,6 +323,52 @@ fn errors_name_the_line_column_and_token() {
         .starts_with("the module has a second ENTRY computation at 5:7"));
 }
 
+/// Modules the HLO mutation fuzzer (`hlo_mutation_fuzz.rs`) found panicking the importer or
+/// the planner, minimized: each an `Err` now, or a plan whose byte counts saturate.
+#[test]
+fn malformed_modules_found_by_mutation_are_errors() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "  ROOT d = f32[2]{0} dynamic-update-slice(x)",
+            "dynamic-update-slice takes at least two operands but has 1",
+        ),
+        (
+            "  ROOT d = (f32[2,2]{1,0}) dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+            "dot makes an array, not (f32[2,2])",
+        ),
+        (
+            "  s = f32[] parameter(2)\n  ROOT b = (f32[2]{0}) broadcast(s), dimensions={}",
+            "broadcast makes an array, not (f32[2])",
+        ),
+        (
+            "  t = (f32[2]{0}) tuple(x)\n  ROOT c = pred[2]{0} compare(t, y), direction=LT, type=TOTALORDER",
+            "Expected array argument for operand of compare, but got (f32[2]).",
+        ),
+    ];
+    for (lines, expected) in cases {
+        let got = error(&module(lines));
+        assert!(got.starts_with(expected), "{lines}\n  gave: {got}\n  want: {expected}");
+    }
+    // XLA's builder lets a reduce's init differ in float precision from its reducer; its
+    // verifier refuses the module.
+    let mixed = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\
+                 ENTRY e {\n  x = f32[4]{0} parameter(0)\n  z = bf16[] constant(0)\n  \
+                 ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add\n}\n";
+    assert!(
+        error(mixed).starts_with("Seen floating point types of different precisions in reduce"),
+        "{}",
+        error(mixed)
+    );
+    // Huge but valid: the plan's byte counts saturate rather than overflow.
+    let huge = "HloModule m\nENTRY e {\n  p = f32[2147483648,2147483648]{1,0} parameter(0)\n  ROOT n = f32[2147483648,2147483648]{1,0} negate(p)\n}\n";
+    let stats = XlaComputation::from_hlo_text(huge)
+        .unwrap()
+        .compile(&CompileOptions::unfused())
+        .unwrap()
+        .memory_stats();
+    assert_eq!((stats.argument_bytes, stats.peak_bytes), (u64::MAX, u64::MAX));
+}
+
 /// Module texts to mutate: a jax-like dump, what the builder prints for control flow, and
 /// jax's own modules (an optimized dump among them).
 fn corpus() -> Vec<String> {

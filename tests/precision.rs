@@ -75,6 +75,31 @@ fn wider_preferred_types_convert_the_operands_first_narrower_ones_the_result() -
     Ok(())
 }
 
+/// An `f64` dot with a narrower half type preferred is summed in `f64` and converted as XLA's
+/// CPU backend converts an `f64`: to `f32`, then to the half type (asked jaxlib 0.6.0: `1 +
+/// 2⁻¹¹ + 2⁻³⁰` gives 1 in `f16`, the tiny term lost in `f32`; with `2⁻²⁰` it survives to
+/// round up).
+#[test]
+fn f64_products_narrowed_to_half_types_round_through_f32() -> Result<()> {
+    let sum = |terms: Vec<f64>, preferred| -> Result<Literal> {
+        let n = terms.len() as i64;
+        let x = Literal::from_vec(&Shape::new(ElementType::F64, &[1, n]), terms)?;
+        let ones = Literal::from_vec(&Shape::new(ElementType::F64, &[n, 1]), vec![1.0; n as usize])?;
+        Ok(run_dot(&x, &ones, Some(preferred)))
+    };
+    let f16_of = |tiny: f64| -> Result<f64> {
+        Ok(sum(vec![1.0, 2f64.powi(-11), tiny], ElementType::F16)?.to_vec::<f16>()?[0].to_f64())
+    };
+    assert_eq!(f16_of(2f64.powi(-30))?, 1.0);
+    assert_eq!(f16_of(2f64.powi(-20))?, 1.0 + 2f64.powi(-10));
+    let bf16_of = |tiny: f64| -> Result<f64> {
+        Ok(sum(vec![1.0, 2f64.powi(-8), tiny], ElementType::Bf16)?.to_vec::<bf16>()?[0].to_f64())
+    };
+    assert_eq!(bf16_of(2f64.powi(-30))?, 1.0);
+    assert_eq!(bf16_of(2f64.powi(-20))?, 1.0 + 2f64.powi(-7));
+    Ok(())
+}
+
 #[test]
 fn hlo_text_carries_the_precision_and_the_result_type() -> Result<()> {
     let b = XlaBuilder::new("text");

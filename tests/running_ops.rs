@@ -1303,7 +1303,7 @@ fn long_walks_cut_into_items_compute_every_element() {
         .collect();
     for threads in [Some(1), None] {
         for fusion in [true, false] {
-            let options = CompileOptions { fusion, num_threads: threads };
+            let options = CompileOptions { fusion, num_threads: threads, ..Default::default() };
             let got = coalesced.compile(&options).unwrap().execute(&[&x]).unwrap();
             assert_same(&values::<f32>(&got), &expect_coalesced);
             let got = broadcast.compile(&options).unwrap().execute(&[&rows, &column]).unwrap();

@@ -16,7 +16,7 @@ fn run_everywhere(computation: &XlaComputation, arguments: &[&Literal]) -> Resul
     let mut results = Vec::new();
     for fusion in [true, false] {
         for num_threads in [Some(1), Some(2), None] {
-            let exe = computation.compile(&CompileOptions { fusion, num_threads })?;
+            let exe = computation.compile(&CompileOptions { fusion, num_threads, ..Default::default() })?;
             results.push(exe.execute(arguments)?);
         }
     }

@@ -53,14 +53,15 @@ pub struct PrecisionConfig {
 }
 
 impl PrecisionConfig {
-    /// The `operand_precision={..}` attribute as XLA prints it: nothing for an empty or
-    /// all-`Default` config; else the first two entries, a single one padded with `default`.
+    /// The `operand_precision={..}` attribute as XLA prints it: the first two entries (a
+    /// single one padded with `default`), and nothing when both are `Default` (whatever
+    /// entries follow them).
     pub(crate) fn hlo_attribute(&self) -> Option<String> {
-        if self.operand_precision.iter().all(|&p| p == Precision::Default) {
+        let entry = |i: usize| self.operand_precision.get(i).copied().unwrap_or_default();
+        if [entry(0), entry(1)] == [Precision::Default; 2] {
             return None;
         }
-        let entry = |i: usize| self.operand_precision.get(i).copied().unwrap_or_default().hlo_name();
-        Some(format!("operand_precision={{{},{}}}", entry(0), entry(1)))
+        Some(format!("operand_precision={{{},{}}}", entry(0).hlo_name(), entry(1).hlo_name()))
     }
 }
 
@@ -86,5 +87,9 @@ mod tests {
             config(&[High, Highest, Highest]).hlo_attribute().as_deref(),
             Some("operand_precision={high,highest}")
         );
+        // Asked jaxlib 0.6.0: entries after the second are not printed, even when they are
+        // all that is not `Default`.
+        assert_eq!(config(&[Default, Default, Highest]).hlo_attribute(), None);
+        assert_eq!(config(&[Default, Default, Highest, Highest]).hlo_attribute(), None);
     }
 }

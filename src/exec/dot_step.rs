@@ -52,6 +52,20 @@ impl DotStep {
         })
     }
 
+    /// The bytes it computes in besides its operands and result: the typed product's
+    /// conversions, and for half types the `f32` panels the dot kernel sums in.
+    pub(crate) fn scratch_bytes(&self, operand_shapes: [&Shape; 2], result: &Shape) -> u64 {
+        let half = [ElementType::F16, ElementType::Bf16].contains(&self.types.kernel_type());
+        let elements = |s: &Shape| s.element_count() as u64;
+        let panels = match half {
+            true => [operand_shapes[0], operand_shapes[1], result]
+                .into_iter()
+                .fold(0u64, |sum, shape| sum.saturating_add(elements(shape).saturating_mul(4))),
+            false => 0,
+        };
+        self.types.scratch_bytes().saturating_add(panels)
+    }
+
     /// Computes the dot of `lhs` and `rhs` into `out` (the instruction's shape).
     pub(crate) fn run(&self, operands: [&Literal; 2], out: &mut Literal, parallel: bool) -> Result<()> {
         self.types.run(operands, out, parallel, |operands, product| {
@@ -72,6 +86,8 @@ pub(crate) struct TypedProduct {
     product: Option<(Shape, LoopProgram)>,
     /// For integer products summed in f64: the integer type they wrap into.
     exact_integer: Option<ElementType>,
+    /// The type the kernel computes in (the operands' after conversion).
+    kernel_type: ElementType,
 }
 
 impl TypedProduct {
@@ -103,7 +119,26 @@ impl TypedProduct {
             let finish = converting(&row_major.with_element_type(computing), std::slice::from_ref(result))?;
             Some((product_shape, finish))
         };
-        Ok(TypedProduct { operand_converts, product, exact_integer: exact.then_some(computing) })
+        Ok(TypedProduct {
+            operand_converts,
+            product,
+            exact_integer: exact.then_some(computing),
+            kernel_type: operand_type,
+        })
+    }
+
+    /// The element type the kernel computes in.
+    pub(crate) fn kernel_type(&self) -> ElementType {
+        self.kernel_type
+    }
+
+    /// The bytes of the buffers it computes in besides the operands and the result: the
+    /// converted operands, the row-major product and its wrapped integers.
+    pub(crate) fn scratch_bytes(&self) -> u64 {
+        let converts = self.operand_converts.iter().flatten().map(|(shape, _)| shape.byte_size());
+        let product = self.product.as_ref().map_or(0, |(shape, _)| shape.byte_size());
+        let wrapped = if self.exact_integer.is_some() { product } else { 0 };
+        converts.chain([product, wrapped]).fold(0, u64::saturating_add)
     }
 
     /// Runs `kernel` (operands of one type into a row-major product of it) between the

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::error::{invalid_argument, Error, Result};
+use crate::exec::memory::MemoryStats;
 use crate::exec::plan::{evaluate, fused_program, Plan};
 use crate::exec::value::Value;
 use crate::hlo::computation::XlaComputation;
@@ -26,11 +27,17 @@ pub struct CompileOptions {
     pub fusion: bool,
     /// Threads to run on; `None` uses rayon's global pool, `Some(1)` the calling thread only.
     pub num_threads: Option<usize>,
+    /// The most bytes a run may have live at once (its planned peak,
+    /// [`MemoryStats::peak_bytes`]): a plan whose peak is more is an error from `compile`, and
+    /// a run that would need more (with copies of arguments in other layouts) an error from
+    /// `execute`, before anything large is allocated. `None` (the default) limits a run only
+    /// by the memory the system has available, which `execute` checks in any case.
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { fusion: true, num_threads: None }
+        CompileOptions { fusion: true, num_threads: None, memory_limit: None }
     }
 }
 
@@ -100,7 +107,16 @@ impl XlaComputation {
         let backend = Backend { evaluate: &evaluate, loop_compiles: &loop_compiles };
         let optimized = optimize(&self.entry, options.fusion, verify_passes(), backend)?;
         let parameters = optimized.parameter_ids();
-        Ok(Executable { plan: Plan::new(Arc::new(optimized))?, parameters, options: options.clone(), pool })
+        let plan = Plan::new(Arc::new(optimized))?;
+        let stats = plan.memory_stats();
+        if let Some(limit) = options.memory_limit.filter(|&limit| stats.peak_bytes > limit) {
+            return Err(Error::ResourceExhausted {
+                needed: stats.peak_bytes,
+                available: limit,
+                by: "the memory_limit".into(),
+            });
+        }
+        Ok(Executable { plan, parameters, options: options.clone(), pool })
     }
 }
 
@@ -128,6 +144,7 @@ impl Executable {
     /// ```
     pub fn execute(&self, arguments: &[&Literal]) -> Result<Literal> {
         self.check_arguments(arguments)?;
+        self.check_memory(arguments)?;
         let parallel = self.parallel();
         let run = || {
             let values: Vec<Value<'_>> = arguments.iter().map(|&a| Value::of(a)).collect();
@@ -163,6 +180,7 @@ impl Executable {
             );
         }
         self.check_arguments(arguments)?;
+        self.check_memory(arguments)?;
         let parallel = self.parallel();
         match &self.pool {
             Some(pool) => pool.install(|| self.plan.run_into(arguments, out, parallel)),
@@ -198,6 +216,22 @@ impl Executable {
         computation_dot(self.plan.computation())
     }
 
+    /// The memory a run uses, planned at compile time: see [`MemoryStats`].
+    ///
+    /// ```
+    /// use lazy_xla::*;
+    /// let b = XlaBuilder::new("f");
+    /// let x = b.parameter(0, &shape!(f32[256, 256]), "x");
+    /// let exe = b.build(dot(exp(x), x))?.compile(&CompileOptions::default())?;
+    /// let stats = exe.memory_stats();
+    /// assert_eq!(stats.argument_bytes, 256 * 256 * 4);
+    /// assert!(stats.peak_bytes >= stats.argument_bytes + stats.output_bytes);
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn memory_stats(&self) -> MemoryStats {
+        self.plan.memory_stats()
+    }
+
     /// The options it was compiled with.
     ///
     /// ```
@@ -213,6 +247,21 @@ impl Executable {
 
     fn parallel(&self) -> bool {
         self.options.num_threads != Some(1)
+    }
+
+    /// An error unless a run on `arguments` fits in memory: the plan's peak, with copies of
+    /// the arguments that come in another layout than their parameter's, within the limit and
+    /// what the system has available (see [`MemoryStats`]).
+    fn check_memory(&self, arguments: &[&Literal]) -> Result<()> {
+        let instructions = &self.plan.computation().instructions;
+        let copies = self
+            .parameters
+            .iter()
+            .zip(arguments)
+            .filter(|(&id, argument)| argument.shape() != &instructions[id].shape)
+            .map(|(&id, _)| instructions[id].shape.byte_size())
+            .fold(0, u64::saturating_add);
+        self.memory_stats().check_fits(self.options.memory_limit, copies)
     }
 
     /// Arguments must match the parameters in count, element type and dimensions (any layout).

@@ -1,16 +1,20 @@
 //! The executor: compile a computation into an [`Executable`] and run it over layout-aware
 //! buffers.
 
+mod buffer_assignment;
 pub(crate) mod dot_step;
 pub(crate) mod element;
 mod executable;
 mod half_convert;
+mod heap;
 pub(crate) mod kernels;
 pub(crate) mod loop_program;
 pub(crate) mod math;
+mod memory;
 pub(crate) mod plan;
 mod relayout;
 pub(crate) mod scalar_program;
 mod value;
 
 pub use executable::{CompileOptions, Executable};
+pub use memory::MemoryStats;

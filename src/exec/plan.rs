@@ -2,6 +2,7 @@
 //! program for every instruction (or fusion) a strided loop computes, a kernel with its
 //! attributes for the rest — and run in order, each step's output freed after its last use.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::attributes::{
@@ -9,16 +10,19 @@ use crate::attributes::{
 };
 use crate::attributes::{ComparisonDirection, PaddingConfig, RandomAlgorithm};
 use crate::error::{Error, Result};
+use crate::exec::buffer_assignment::{self, BufferAssignment, Holds, Placement};
 use crate::exec::dot_step::{DotStep, TypedProduct};
+use crate::exec::heap::Heap;
 use crate::exec::kernels::arg_reduce::{self, ArgExtreme};
 use crate::exec::kernels::interpreted::Combine;
 use crate::exec::kernels::{bitcast, data_movement, interpreted, random, sort};
 use crate::exec::kernels::{convolution, gather, scatter, windows};
 use crate::exec::loop_program::LoopProgram;
+use crate::exec::memory::MemoryStats;
 use crate::exec::relayout::LayoutPrograms;
 use crate::exec::scalar_program::{Scalar, ScalarProgram};
 use crate::exec::value::Value;
-use crate::hlo::ir::{HloComputation, InstructionId, Opcode};
+use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::hlo::text::instruction_text;
 use crate::literal::Literal;
 use crate::shape::Shape;
@@ -29,6 +33,8 @@ pub(crate) struct Plan {
     steps: Vec<Step>,
     /// For each instruction, the last step that reads it.
     last_use: Vec<usize>,
+    /// Where each array the steps compute lives during a run.
+    buffers: BufferAssignment,
     /// Copies between layouts met at run time (arguments, outputs), compiled once each.
     relayouts: LayoutPrograms,
     /// The root's loop writing into outputs of other layouts than the root's, by (root shape,
@@ -142,6 +148,77 @@ impl Step {
         )
     }
 
+    /// What buffer assignment needs to know of the step of instruction `id`: the arrays it
+    /// computes into buffers of its own, which buffers its value may hold, and its scratch.
+    fn buffers(&self, computation: &HloComputation, id: InstructionId) -> buffer_assignment::Instruction {
+        let instruction = &computation.instructions[id];
+        let operand_shapes: Vec<&Shape> =
+            instruction.operands.iter().map(|&o| &computation.instructions[o].shape).collect();
+        let arrays = |shape: &Shape| match shape.is_tuple() {
+            true => shape.tuple_shapes().iter().map(Shape::byte_size).collect(),
+            false => vec![shape.byte_size()],
+        };
+        // What a sub-plan adds to the memory live when it runs: all but its arguments, which
+        // are this plan's values.
+        let own =
+            |plan: &Plan| plan.buffers.stats.peak_bytes.saturating_sub(plan.buffers.stats.argument_bytes);
+        let (defines, holds, scratch) = match self {
+            Step::Parameter(_) | Step::Constant(_) => (vec![], Holds::Nothing, 0),
+            Step::Tuple => (vec![], Holds::Tuple, 0),
+            Step::GetTupleElement(index) => (vec![], Holds::Element(*index), 0),
+            Step::While { condition, body } => (vec![], Holds::AnyOperand, own(condition).max(own(body))),
+            Step::Conditional(branches) => {
+                (vec![], Holds::AnyOperand, branches.iter().map(own).max().unwrap_or(0))
+            }
+            Step::Call(plan) => (vec![], Holds::AnyOperand, own(plan)),
+            Step::Loop(_) => (arrays(&instruction.shape), Holds::Defined, 0),
+            kernel => {
+                // Kernels read and write dense buffers (`Plan::compute`): a padded operand
+                // is copied, a padded result computed apart.
+                let padded = |shape: &Shape| if shape.is_padded() { shape.byte_size() } else { 0 };
+                let dense = operand_shapes
+                    .iter()
+                    .map(|s| padded(s))
+                    .fold(padded(&instruction.shape), u64::saturating_add);
+                let own = match kernel {
+                    Step::Dot(dot) => {
+                        dot.scratch_bytes([operand_shapes[0], operand_shapes[1]], &instruction.shape)
+                    }
+                    Step::Convolution { window, numbers, feature_group_count, batch_group_count, types } => {
+                        let attributes = convolution::Convolution {
+                            window,
+                            numbers,
+                            feature_group_count: *feature_group_count,
+                            batch_group_count: *batch_group_count,
+                        };
+                        let patches = convolution::scratch_bytes(
+                            operand_shapes[0],
+                            operand_shapes[1],
+                            &instruction.shape,
+                            &attributes,
+                        );
+                        types.scratch_bytes().saturating_add(patches)
+                    }
+                    Step::ReduceWindow { relayout: Some(_), .. } => instruction.shape.byte_size(),
+                    _ => 0,
+                };
+                (arrays(&instruction.shape), Holds::Defined, dense.saturating_add(own))
+            }
+        };
+        // A dynamic update slice or scatter writes its updates over its operand's buffer
+        // when it may take it: same shape, dense (so the kernel computes into it directly).
+        let reuses = match self {
+            Step::DynamicUpdateSlice | Step::Scatter { .. }
+                if operand_shapes.first() == Some(&&instruction.shape) && !instruction.shape.is_padded() =>
+            {
+                Some(0)
+            }
+            _ => None,
+        };
+        let operands = instruction.operands.clone();
+        buffer_assignment::Instruction { defines, operands, holds, scratch, reuses }
+    }
+
     /// Whether the step computes one array from arrays (the steps `Plan::run` hands to
     /// `compute`): every step but parameters, constants, tuples and those that make a value.
     fn reads_arrays(&self) -> bool {
@@ -195,7 +272,7 @@ impl Plan {
     /// Prepares every instruction of `computation` (a verified one: a fusion the loop compiler
     /// cannot compute is an error, never a panic).
     pub(crate) fn new(computation: Arc<HloComputation>) -> Result<Plan> {
-        let steps =
+        let steps: Vec<Step> =
             (0..computation.instructions.len()).map(|id| step(&computation, id)).collect::<Result<_>>()?;
         let mut last_use = vec![0; computation.instructions.len()];
         for (id, instruction) in computation.instructions.iter().enumerate() {
@@ -203,13 +280,51 @@ impl Plan {
                 last_use[operand] = id;
             }
         }
+        let instructions: Vec<buffer_assignment::Instruction> =
+            steps.iter().enumerate().map(|(id, step)| step.buffers(&computation, id)).collect();
+        let argument_bytes =
+            computation.parameters().iter().map(|p| p.shape.byte_size()).fold(0, u64::saturating_add);
+        let output_bytes = computation.result_shape().byte_size();
+        let buffers =
+            buffer_assignment::assign(&instructions, computation.root, argument_bytes, output_bytes);
         Ok(Plan {
             computation,
             steps,
             last_use,
+            buffers,
             relayouts: LayoutPrograms::default(),
             root_loops: LayoutPrograms::default(),
         })
+    }
+
+    /// The memory a run of the plan uses.
+    pub(crate) fn memory_stats(&self) -> MemoryStats {
+        self.buffers.stats
+    }
+
+    /// Whether instruction `id`'s array took over the buffer of its first operand (which died
+    /// at this step: see [`buffer_assignment::Instruction::reuses`]), so it already holds the
+    /// operand's values, and the operand must not be read (its memory is the output's).
+    fn in_place(&self, id: InstructionId) -> bool {
+        let operand = self.computation.instructions[id].operands.first();
+        let placement = |i: InstructionId| self.buffers.placements[i].first();
+        matches!(
+            (placement(id), operand.and_then(|&o| placement(o))),
+            (Some(Placement::Heap(a)), Some(Placement::Heap(b))) if a == b
+        )
+    }
+
+    /// A buffer for array `k` of instruction `id`'s value, of `shape`: a view of its place in
+    /// the run's `heap`, or memory of its own for an output.
+    fn buffer(&self, heap: &Heap, id: InstructionId, k: usize, shape: &Shape) -> Result<Literal> {
+        match self.buffers.placements[id].get(k) {
+            // SAFETY: the plan drops every value before the run's heap (`run`), and the
+            // assignment never gives bytes to two buffers that are live at once; this one is
+            // live from this step to the last that reads a value holding it, and no value
+            // that outlives the run (the result) holds a view.
+            Some(&Placement::Heap(offset)) => unsafe { heap.literal(offset, shape) },
+            _ => Literal::for_overwrite(shape),
+        }
     }
 
     /// The computation planned.
@@ -248,6 +363,8 @@ impl Plan {
         parallel: bool,
     ) -> Result<Option<Value<'a>>> {
         let root = self.computation.root;
+        // Declared before the values, so dropped after them: no view outlives it.
+        let heap = Heap::new(self.buffers.heap_bytes)?;
         let mut values: Vec<Option<Value<'a>>> = vec![None; self.steps.len()];
         for (id, step) in self.steps.iter().enumerate() {
             let shape = &self.computation.instructions[id].shape;
@@ -268,7 +385,7 @@ impl Plan {
                     let element = inputs.first().and_then(|t| t.elements().ok()?.get(*index));
                     element.cloned().ok_or_else(|| missing(&self.computation, id))?
                 }
-                _ if step.makes_a_value() => self.compute_value(step, id, &inputs, parallel)?,
+                _ if step.makes_a_value() => self.compute_value(step, id, &inputs, &heap, parallel)?,
                 _ => {
                     let arrays = self.computation.instructions[id]
                         .operands
@@ -287,7 +404,7 @@ impl Plan {
                             return Ok(None);
                         }
                     }
-                    let mut fresh = Literal::for_overwrite(shape)?;
+                    let mut fresh = self.buffer(&heap, id, 0, shape)?;
                     self.compute(step, id, &arrays, &mut fresh, parallel)?;
                     Value::computed(fresh)
                 }
@@ -365,7 +482,12 @@ impl Plan {
             .collect()
     }
 
-    /// Runs computing step `id` into `out` (of the instruction's shape).
+    /// Runs computing step `id` into `out` (of the instruction's shape). A loop reads and
+    /// writes every layout, padded ones included, and writes nothing but elements. Kernels read
+    /// and write dense buffers only: a padded operand is copied out of its padding first, and a
+    /// padded result computed densely, then copied into `out`'s elements, so no kernel can
+    /// write over the padding of a buffer (a caller's, with `execute_into`) or read it as an
+    /// element.
     fn compute(
         &self,
         step: &Step,
@@ -374,8 +496,29 @@ impl Plan {
         out: &mut Literal,
         parallel: bool,
     ) -> Result<()> {
+        if let Step::Loop(program) = step {
+            return program.run(inputs, out, parallel);
+        }
+        let dense = inputs.iter().map(|&array| self.dense(array, parallel)).collect::<Result<Vec<_>>>()?;
+        let inputs: Vec<&Literal> = dense.iter().map(|array| &**array).collect();
+        if !out.shape().is_padded() {
+            return self.kernel(step, id, &inputs, out, parallel);
+        }
+        let mut result = Literal::for_overwrite(&out.shape().without_padding())?;
+        self.kernel(step, id, &inputs, &mut result, parallel)?;
+        self.relayouts.copy_into(&result, out, parallel)
+    }
+
+    /// Runs the kernel of step `id` from `inputs` into `out`, all dense.
+    fn kernel(
+        &self,
+        step: &Step,
+        id: InstructionId,
+        inputs: &[&Literal],
+        out: &mut Literal,
+        parallel: bool,
+    ) -> Result<()> {
         match (step, inputs) {
-            (Step::Loop(program), _) => program.run(inputs, out, parallel),
             (Step::Map(function), _) => {
                 let mut registers = Vec::new();
                 interpreted::map(
@@ -397,12 +540,14 @@ impl Plan {
                     Some(op) => Combine::Native(*op),
                     None => Combine::Interpreted(&mut apply),
                 };
-                scatter::scatter([operand, indices, updates], numbers, combine, out)
+                let operand = (!self.in_place(id)).then_some(operand);
+                scatter::scatter(operand, [indices, updates], numbers, combine, out)
             }
             (Step::DynamicSlice, [operand, starts @ ..]) => {
                 gather::dynamic_slice(operand, starts, out, parallel)
             }
-            (Step::DynamicUpdateSlice, [operand, update, starts @ ..]) => {
+            (Step::DynamicUpdateSlice, &[operand, update, ref starts @ ..]) => {
+                let operand = (!self.in_place(id)).then_some(operand);
                 scatter::dynamic_update_slice(operand, update, starts, out, parallel)
             }
             (Step::ReduceWindow { window, native, reducer, relayout }, &[operand, init]) => {
@@ -462,78 +607,18 @@ impl Plan {
 }
 
 impl Plan {
-    /// Runs a step whose value is not one array computed into a buffer: a (variadic)
-    /// interpreted reduce, a loop, a branch, a call.
+    /// Runs a step whose value is not one array computed into a buffer: a kernel that makes
+    /// its own arrays (a variadic or interpreted reduce, a sort, ...), a loop, a branch, a call.
     fn compute_value<'a>(
         &'a self,
         step: &'a Step,
         id: InstructionId,
         inputs: &[&Value<'a>],
+        heap: &Heap,
         parallel: bool,
     ) -> Result<Value<'a>> {
         let shape = &self.computation.instructions[id].shape;
         match step {
-            Step::InterpretedReduce { dimensions, reducer } => {
-                let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
-                let (operands, inits) = arrays.split_at(arrays.len() / 2);
-                let mut outs = array_outputs(shape)?;
-                let mut registers = Vec::new();
-                let mut apply = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
-                    reducer.apply(arguments, results, &mut registers)
-                };
-                let mut targets: Vec<&mut Literal> = outs.iter_mut().collect();
-                interpreted::reduce(operands, inits, dimensions, &mut apply, &mut targets)?;
-                Ok(value_of_outputs(shape, outs))
-            }
-            Step::Sort { dimension, keys, comparator } => {
-                let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
-                let less = |arguments: &[Scalar], registers: &mut Vec<Scalar>| -> Result<bool> {
-                    let mut results = Vec::with_capacity(1);
-                    comparator.apply(arguments, &mut results, registers)?;
-                    Ok(results.first() == Some(&Scalar::Pred(true)))
-                };
-                let comparator = match keys {
-                    Some(direction) => sort::Comparator::Keys(*direction),
-                    None => sort::Comparator::Scalars(&less),
-                };
-                let mut outs = array_outputs(shape)?;
-                let mut targets: Vec<&mut Literal> = outs.iter_mut().collect();
-                sort::sort(&arrays, *dimension, &comparator, parallel, &mut targets)?;
-                Ok(value_of_outputs(shape, outs))
-            }
-            Step::ArgReduce { kind, dimension } => {
-                let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
-                let (&[values, indices], &[init_value, init_index]) = (&arrays[..2], &arrays[2..]) else {
-                    return Err(missing(&self.computation, id));
-                };
-                let mut outs = array_outputs(shape)?;
-                let [out_values, out_indices] = &mut outs[..] else {
-                    return Err(missing(&self.computation, id));
-                };
-                arg_reduce::arg_reduce(
-                    *kind,
-                    [values, indices],
-                    [init_value, init_index],
-                    *dimension,
-                    parallel,
-                    [out_values, out_indices],
-                )?;
-                Ok(value_of_outputs(shape, outs))
-            }
-            Step::TopK { k, largest } => {
-                let operand = inputs.first().ok_or_else(|| missing(&self.computation, id))?.array()?;
-                let mut outs = array_outputs(shape)?;
-                let [values, indices] = &mut outs[..] else { return Err(missing(&self.computation, id)) };
-                sort::top_k(operand, *k, *largest, values, indices)?;
-                Ok(value_of_outputs(shape, outs))
-            }
-            Step::RngBitGenerator(algorithm) => {
-                let state = inputs.first().ok_or_else(|| missing(&self.computation, id))?.array()?;
-                let mut outs = array_outputs(shape)?;
-                let [new_state, bits] = &mut outs[..] else { return Err(missing(&self.computation, id)) };
-                random::rng_bit_generator(*algorithm, state, new_state, bits)?;
-                Ok(value_of_outputs(shape, outs))
-            }
             Step::While { condition, body } => {
                 let mut state =
                     inputs.first().map(|&v| v.clone()).ok_or_else(|| missing(&self.computation, id))?;
@@ -565,20 +650,109 @@ impl Plan {
                 let arguments: Vec<Value<'a>> = inputs.iter().map(|&v| v.clone()).collect();
                 plan.evaluate(&arguments, parallel)
             }
+            _ => {
+                // Kernels read and write dense buffers only (see `compute`).
+                let dense =
+                    inputs.iter().map(|v| self.dense(v.array()?, parallel)).collect::<Result<Vec<_>>>()?;
+                let arrays: Vec<&Literal> = dense.iter().map(|array| &**array).collect();
+                let shapes = match shape.is_tuple() {
+                    true => shape.tuple_shapes(),
+                    false => std::slice::from_ref(shape),
+                };
+                let mut outs: Vec<Literal> = shapes
+                    .iter()
+                    .enumerate()
+                    .map(|(k, shape)| self.buffer(heap, id, k, shape))
+                    .collect::<Result<_>>()?;
+                if !shape.is_padded() {
+                    self.make_arrays(step, id, &arrays, &mut outs, parallel)?;
+                } else {
+                    let mut results = shapes
+                        .iter()
+                        .map(|s| Literal::for_overwrite(&s.without_padding()))
+                        .collect::<Result<Vec<_>>>()?;
+                    self.make_arrays(step, id, &arrays, &mut results, parallel)?;
+                    for (result, out) in results.iter().zip(&mut outs) {
+                        self.relayouts.copy_into(result, out, parallel)?;
+                    }
+                }
+                Ok(value_of_outputs(shape, outs))
+            }
+        }
+    }
+
+    /// Runs a kernel that makes arrays of its own into `outs` (dense buffers of the step's
+    /// array shapes, in order) from the dense arrays `arrays`.
+    fn make_arrays(
+        &self,
+        step: &Step,
+        id: InstructionId,
+        arrays: &[&Literal],
+        outs: &mut [Literal],
+        parallel: bool,
+    ) -> Result<()> {
+        match step {
+            Step::InterpretedReduce { dimensions, reducer } => {
+                let (operands, inits) = arrays.split_at(arrays.len() / 2);
+                let mut registers = Vec::new();
+                let mut apply = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
+                    reducer.apply(arguments, results, &mut registers)
+                };
+                let mut targets: Vec<&mut Literal> = outs.iter_mut().collect();
+                interpreted::reduce(operands, inits, dimensions, &mut apply, &mut targets)
+            }
+            Step::Sort { dimension, keys, comparator } => {
+                let less = |arguments: &[Scalar], registers: &mut Vec<Scalar>| -> Result<bool> {
+                    let mut results = Vec::with_capacity(1);
+                    comparator.apply(arguments, &mut results, registers)?;
+                    Ok(results.first() == Some(&Scalar::Pred(true)))
+                };
+                let comparator = match keys {
+                    Some(direction) => sort::Comparator::Keys(*direction),
+                    None => sort::Comparator::Scalars(&less),
+                };
+                let mut targets: Vec<&mut Literal> = outs.iter_mut().collect();
+                sort::sort(arrays, *dimension, &comparator, parallel, &mut targets)
+            }
+            Step::ArgReduce { kind, dimension } => {
+                let (&[values, indices], &[init_value, init_index]) = (&arrays[..2], &arrays[2..]) else {
+                    return Err(missing(&self.computation, id));
+                };
+                let [out_values, out_indices] = outs else { return Err(missing(&self.computation, id)) };
+                arg_reduce::arg_reduce(
+                    *kind,
+                    [values, indices],
+                    [init_value, init_index],
+                    *dimension,
+                    parallel,
+                    [out_values, out_indices],
+                )
+            }
+            Step::TopK { k, largest } => {
+                let operand = arrays.first().ok_or_else(|| missing(&self.computation, id))?;
+                let [values, indices] = outs else { return Err(missing(&self.computation, id)) };
+                sort::top_k(operand, *k, *largest, values, indices)
+            }
+            Step::RngBitGenerator(algorithm) => {
+                let state = arrays.first().ok_or_else(|| missing(&self.computation, id))?;
+                let [new_state, bits] = outs else { return Err(missing(&self.computation, id)) };
+                random::rng_bit_generator(*algorithm, state, new_state, bits)
+            }
             _ => Err(missing(&self.computation, id)),
+        }
+    }
+
+    /// `array` without padding: itself when it has none, else its elements copied into a
+    /// dense buffer of the same memory order. Kernels read and write only such buffers.
+    fn dense<'l>(&self, array: &'l Literal, parallel: bool) -> Result<Cow<'l, Literal>> {
+        match array.shape().is_padded() {
+            false => Ok(Cow::Borrowed(array)),
+            true => Ok(Cow::Owned(self.relayouts.copy(array, &array.shape().without_padding(), parallel)?)),
         }
     }
 }
 
-/// Buffers for a step that makes one array, or a tuple of arrays: one per array, of its shape.
-fn array_outputs(shape: &Shape) -> Result<Vec<Literal>> {
-    match shape.is_tuple() {
-        true => shape.tuple_shapes().iter().map(Literal::for_overwrite).collect(),
-        false => Ok(vec![Literal::for_overwrite(shape)?]),
-    }
-}
-
-/// The value of a step's outputs (from [`array_outputs`]): the array, or the tuple of them.
+/// The value of a step's outputs: the array, or the tuple of them.
 fn value_of_outputs<'a>(shape: &Shape, outs: Vec<Literal>) -> Value<'a> {
     let mut values: Vec<Value<'a>> = outs.into_iter().map(Value::computed).collect();
     match (shape.is_tuple(), values.len()) {
@@ -648,6 +822,7 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
     let instruction = &computation.instructions[id];
     let operand_shapes: Vec<Shape> =
         instruction.operands.iter().map(|&o| computation.instructions[o].shape.clone()).collect();
+    let dense_operands: Vec<Shape> = operand_shapes.iter().map(Shape::without_padding).collect();
     let not_a_loop = || Error::InvalidComputation {
         stage: "plan".into(),
         computation: computation.name.clone(),
@@ -689,8 +864,11 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         Opcode::RngBitGenerator { algorithm } => Step::RngBitGenerator(*algorithm),
         Opcode::BitcastConvert => Step::BitcastConvert,
         Opcode::Reduce { .. } => Step::Loop(program()?),
+        // Kernels compute over dense buffers (`Plan::compute`): their conversions and
+        // relayouts are compiled for the shapes without padding.
         Opcode::Dot { numbers, .. } => {
-            Step::Dot(Box::new(DotStep::new(instruction, numbers, &operand_shapes)?))
+            let dense = Instruction { shape: instruction.shape.without_padding(), ..instruction.clone() };
+            Step::Dot(Box::new(DotStep::new(&dense, numbers, &dense_operands)?))
         }
         Opcode::Gather { numbers, slice_sizes, .. } => {
             Step::Gather { numbers: numbers.clone(), slice_sizes: slice_sizes.clone() }
@@ -707,9 +885,9 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         Opcode::DynamicSlice { .. } => Step::DynamicSlice,
         Opcode::DynamicUpdateSlice => Step::DynamicUpdateSlice,
         Opcode::ReduceWindow { window, reducer } => {
-            let row_major = instruction.shape.with_default_layout();
-            let relayout = (row_major != instruction.shape)
-                .then(|| Box::new(LoopProgram::copy(&row_major, &instruction.shape)));
+            let (row_major, dense) =
+                (instruction.shape.with_default_layout(), instruction.shape.without_padding());
+            let relayout = (row_major != dense).then(|| Box::new(LoopProgram::copy(&row_major, &dense)));
             let native = reducer
                 .simple_reducer()
                 .filter(|_| operand_shapes[0].element_type() == instruction.shape.element_type());
@@ -727,8 +905,8 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
                 feature_group_count: *feature_group_count,
                 batch_group_count: *batch_group_count,
                 types: Box::new(TypedProduct::new(
-                    &instruction.shape,
-                    [&operand_shapes[0], &operand_shapes[1]],
+                    &instruction.shape.without_padding(),
+                    [&dense_operands[0], &dense_operands[1]],
                     None,
                 )?),
             }

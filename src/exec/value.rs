@@ -60,7 +60,9 @@ impl<'a> Value<'a> {
     pub(crate) fn into_literal(self) -> Literal {
         match self {
             Value::Borrowed(literal) => literal.clone(),
-            Value::Computed(literal) => Arc::try_unwrap(literal).unwrap_or_else(|shared| (*shared).clone()),
+            Value::Computed(literal) => {
+                Arc::try_unwrap(literal).map(Literal::into_owned).unwrap_or_else(|shared| (*shared).clone())
+            }
             Value::Tuple(elements) => Literal::tuple(elements.into_iter().map(Value::into_literal).collect()),
         }
     }

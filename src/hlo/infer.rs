@@ -35,6 +35,24 @@ use crate::shape_inference::window::{reduce_window_shape, select_and_scatter_sha
 /// dimensions and element type are meaningful: a layout is the instruction's own choice.
 pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape) -> Result<Shape> {
     check_operand_count(opcode, operands.len())?;
+    let may_make_tuples = matches!(
+        opcode,
+        Opcode::Parameter { .. }
+            | Opcode::Constant(_)
+            | Opcode::Tuple
+            | Opcode::GetTupleElement { .. }
+            | Opcode::Reduce { .. }
+            | Opcode::Sort { .. }
+            | Opcode::TopK { .. }
+            | Opcode::RngBitGenerator { .. }
+            | Opcode::While { .. }
+            | Opcode::Conditional { .. }
+            | Opcode::Call { .. }
+            | Opcode::Fusion { .. }
+    );
+    if declared.is_tuple() && !may_make_tuples {
+        invalid_argument!("{} makes an array, not {}", opcode.name(), declared.human_string());
+    }
     if !opcode.takes_tuples() {
         if let Some(tuple) = operands.iter().find(|s| s.is_tuple()) {
             invalid_argument!(
@@ -99,7 +117,18 @@ pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape
         Opcode::Reverse { dimensions } => reverse_shape(operand(), dimensions),
         Opcode::Reduce { dimensions, reducer } => {
             let (inputs, inits) = operands.split_at(operands.len() / 2);
-            reduce_shape(inputs, inits, &reducer.program_shape(), dimensions)
+            let shape = reduce_shape(inputs, inits, &reducer.program_shape(), dimensions)?;
+            // XLA's builder lets float precisions differ; its verifier then refuses them.
+            let parameters = reducer.parameters();
+            let types = inputs.iter().chain(inits).map(|s| s.element_type());
+            let expected =
+                parameters.iter().skip(inits.len()).chain(&parameters).map(|p| p.shape.element_type());
+            if types.zip(expected).any(|(given, wanted)| given != wanted) {
+                invalid_argument!(
+                    "Seen floating point types of different precisions in reduce, but mixed precision is disallowed."
+                );
+            }
+            Ok(shape)
         }
         Opcode::While { condition, body } => {
             while_shape(&condition.program_shape(), &body.program_shape(), operand())
@@ -123,12 +152,7 @@ pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape
         Opcode::RngBitGenerator { algorithm } => {
             rng_bit_generator_shape(*algorithm, operand(), declared.tuple_shapes().get(1).unwrap_or(declared))
         }
-        Opcode::BitcastConvert => {
-            if declared.is_tuple() {
-                invalid_argument!("bitcast-convert makes an array, not {}", declared.human_string());
-            }
-            bitcast_convert_shape(operand(), declared.element_type())
-        }
+        Opcode::BitcastConvert => bitcast_convert_shape(operand(), declared.element_type()),
         Opcode::Map { dimensions, computation } => {
             let signature = computation.program_shape();
             if let Some(operand) = operands.iter().find(|s| s.dimensions() != operands[0].dimensions()) {
@@ -208,6 +232,7 @@ pub(crate) fn infer_shape(opcode: &Opcode, operands: &[&Shape], declared: &Shape
 enum OperandCount {
     Exactly(usize),
     AtLeastOne,
+    AtLeastTwo,
     Any,
 }
 
@@ -242,7 +267,8 @@ fn operand_count(opcode: &Opcode) -> OperandCount {
         Opcode::Concatenate { .. } | Opcode::Reduce { .. } | Opcode::Sort { .. } => {
             return OperandCount::AtLeastOne
         }
-        Opcode::DynamicSlice { .. } | Opcode::DynamicUpdateSlice => return OperandCount::AtLeastOne,
+        Opcode::DynamicSlice { .. } => return OperandCount::AtLeastOne,
+        Opcode::DynamicUpdateSlice => return OperandCount::AtLeastTwo,
         Opcode::Tuple => return OperandCount::Any,
     })
 }
@@ -254,6 +280,9 @@ fn check_operand_count(opcode: &Opcode, count: usize) -> Result<()> {
         }
         OperandCount::AtLeastOne if count == 0 => {
             invalid_argument!("{} takes at least one operand but has none", opcode.name())
+        }
+        OperandCount::AtLeastTwo if count < 2 => {
+            invalid_argument!("{} takes at least two operands but has {count}", opcode.name())
         }
         _ => Ok(()),
     }

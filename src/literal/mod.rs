@@ -149,6 +149,44 @@ impl Literal {
         Ok(Literal { shape: shape.clone(), contents: Contents::Array(storage) })
     }
 
+    /// A literal of `shape` (an array) over `storage` (of its element type and buffer length),
+    /// whose elements are about to be overwritten: its padding is filled here.
+    pub(crate) fn over(shape: &Shape, mut storage: Storage) -> Result<Literal> {
+        if shape.is_tuple()
+            || storage.element_type() != shape.element_type()
+            || storage.len() as i64 != shape.buffer_len()
+        {
+            invalid_argument!(
+                "a buffer of {} elements of {} for {shape}",
+                storage.len(),
+                storage.element_type()
+            );
+        }
+        if let Some(value) = shape.layout().padding_value() {
+            with_native_type!(shape.element_type(), T => {
+                fill_padding::<T>(shape, storage.as_mut_slice::<T>()?, padding_element(value))
+            });
+        }
+        Ok(Literal { shape: shape.clone(), contents: Contents::Array(storage) })
+    }
+
+    /// The literal with memory of its own: itself, or a copy of one whose buffers are views of
+    /// memory it does not own (a run's heap).
+    pub(crate) fn into_owned(self) -> Literal {
+        match self.is_view() {
+            false => self,
+            true => self.clone(),
+        }
+    }
+
+    /// Whether some buffer of the literal is a view of memory it does not own.
+    fn is_view(&self) -> bool {
+        match &self.contents {
+            Contents::Array(storage) => !storage.owns_memory() && storage.len() > 0,
+            Contents::Tuple(elements) => elements.iter().any(Literal::is_view),
+        }
+    }
+
     /// A tuple of `elements` (XLA's `LiteralUtil::MakeTupleOwned`); its shape is the tuple of
     /// theirs.
     ///
@@ -364,6 +402,15 @@ pub(crate) fn fill_padding<T: NativeType>(shape: &Shape, memory: &mut [T], value
         if !element {
             *slot = value;
         }
+    }
+}
+
+/// Calls `f` with the offset of every element of `memory`, a buffer of `shape`, and the element:
+/// a writer that must not touch the padding (the caller's memory) goes through this.
+pub(crate) fn for_each_element<T>(shape: &Shape, memory: &mut [T], mut f: impl FnMut(usize, &mut T)) {
+    match shape.is_padded() {
+        false => memory.iter_mut().enumerate().for_each(|(offset, element)| f(offset, element)),
+        true => shape.row_major_offsets().for_each(|offset| f(offset, &mut memory[offset])),
     }
 }
 

@@ -189,6 +189,53 @@ impl Shape {
         Shape { layout, buffer_len: self.element_count, ..self.clone() }
     }
 
+    /// The bytes of the shape's buffer, padding included (of every element's, for a tuple;
+    /// saturating at `u64::MAX`).
+    ///
+    /// ```
+    /// use lazy_xla::{shape, Shape};
+    /// assert_eq!(shape!(f32[2, 3]).byte_size(), 24);
+    /// assert_eq!(Shape::tuple(&[shape!(f64[2]), shape!(u8[3])]).byte_size(), 19);
+    /// ```
+    pub fn byte_size(&self) -> u64 {
+        match &self.tuple_shapes {
+            Some(elements) => elements.iter().fold(0u64, |sum, e| sum.saturating_add(e.byte_size())),
+            None => (self.buffer_len as u64).saturating_mul(self.element_type.byte_size() as u64),
+        }
+    }
+
+    /// Whether the shape, or an element of a tuple shape, has padding in its layout.
+    ///
+    /// ```
+    /// use lazy_xla::{shape, Layout, PaddingValue, Shape};
+    /// let padded = shape!(f32[3]).relayout(&Layout::new(&[0]).with_padding(&[4], PaddingValue::Zero)?)?;
+    /// assert!(padded.is_padded() && Shape::tuple(&[padded]).is_padded());
+    /// assert!(!shape!(f32[3]).is_padded());
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn is_padded(&self) -> bool {
+        match &self.tuple_shapes {
+            Some(elements) => elements.iter().any(Shape::is_padded),
+            None => self.layout.padded_dimensions().is_some(),
+        }
+    }
+
+    /// The same shape with the padding taken out of its layouts (every element's, for a
+    /// tuple): the dense buffer of the same memory order.
+    ///
+    /// ```
+    /// use lazy_xla::{shape, Layout, PaddingValue};
+    /// let padded = shape!(f32[2, 3]{0, 1}).relayout(&Layout::new(&[0, 1]).with_padding(&[3, 5], PaddingValue::One)?)?;
+    /// assert_eq!(padded.without_padding(), shape!(f32[2, 3]{0, 1}));
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    pub fn without_padding(&self) -> Shape {
+        if let Some(elements) = &self.tuple_shapes {
+            return Shape::tuple(&elements.iter().map(Shape::without_padding).collect::<Vec<_>>());
+        }
+        Shape { layout: self.layout.without_padding(), buffer_len: self.element_count, ..self.clone() }
+    }
+
     fn build(element_type: ElementType, dimensions: &[i64], layout: Layout) -> Result<Shape> {
         for (index, &size) in dimensions.iter().enumerate() {
             if size < 0 {

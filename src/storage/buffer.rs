@@ -139,6 +139,24 @@ impl<T: NativeType> Buffer<T> {
     }
 }
 
+impl<T> Buffer<T> {
+    /// The `len` elements at `pointer`, in memory this buffer does not own (a run's heap,
+    /// `exec/heap.rs`): dropping it frees nothing, and cloning it copies them into memory of
+    /// the clone's own.
+    ///
+    /// # Safety
+    /// `pointer` is aligned for `T` and holds `len` initialized elements, and the memory stays
+    /// allocated, and is used through nothing else, for as long as the buffer lives.
+    pub(crate) unsafe fn borrowed(pointer: NonNull<T>, len: usize) -> Buffer<T> {
+        Buffer { pointer, len, capacity: 0, align: 0 }
+    }
+
+    /// Whether the buffer owns its memory (a borrowed one does not, nor does an empty one).
+    pub(crate) fn owns_memory(&self) -> bool {
+        self.capacity > 0
+    }
+}
+
 /// What a new buffer holds.
 enum Contents<'a, T> {
     /// This many zeros.

@@ -212,6 +212,27 @@ pub enum Storage {
     F64(Buffer<f64>),
 }
 
+/// Runs `$body` with `$values` bound to the storage's buffer, whatever its element type.
+macro_rules! with_storage {
+    ($storage:expr, $values:ident => $body:expr) => {
+        match $storage {
+            Storage::Pred($values) => $body,
+            Storage::S8($values) => $body,
+            Storage::S16($values) => $body,
+            Storage::S32($values) => $body,
+            Storage::S64($values) => $body,
+            Storage::U8($values) => $body,
+            Storage::U16($values) => $body,
+            Storage::U32($values) => $body,
+            Storage::U64($values) => $body,
+            Storage::F16($values) => $body,
+            Storage::Bf16($values) => $body,
+            Storage::F32($values) => $body,
+            Storage::F64($values) => $body,
+        }
+    };
+}
+
 impl Storage {
     /// `len` elements of `element_type` with arbitrary (but initialized) values, for a
     /// buffer that is about to be overwritten entirely: a recycled buffer when one fits, else
@@ -240,6 +261,27 @@ impl Storage {
     /// A storage of no elements (holding no memory).
     pub(crate) fn empty() -> Storage {
         bool::into_storage(Vec::new())
+    }
+
+    /// `len` elements of `element_type` at `pointer`, in memory the storage does not own (see
+    /// [`Buffer::borrowed`]).
+    ///
+    /// # Safety
+    /// As for [`Buffer::borrowed`]: `pointer` is aligned for the element type, holds `len`
+    /// initialized elements of it, and stays allocated, used through nothing else, for as
+    /// long as the storage lives.
+    pub(crate) unsafe fn borrowed(
+        element_type: ElementType,
+        pointer: std::ptr::NonNull<u8>,
+        len: usize,
+    ) -> Storage {
+        // SAFETY: the caller's promise, for the element type's Rust type.
+        with_native_type!(element_type, T => T::buffer_into_storage(unsafe { Buffer::borrowed(pointer.cast::<T>(), len) }))
+    }
+
+    /// Whether the storage owns its memory (see [`Buffer::owns_memory`]).
+    pub(crate) fn owns_memory(&self) -> bool {
+        with_storage!(self, values => values.owns_memory())
     }
 
     /// The element type held.
@@ -276,28 +318,6 @@ impl Storage {
     }
 }
 
-/// Runs `$body` with `$values` bound to the storage's buffer, whatever its element type.
-macro_rules! with_storage {
-    ($storage:expr, $values:ident => $body:expr) => {
-        match $storage {
-            Storage::Pred($values) => $body,
-            Storage::S8($values) => $body,
-            Storage::S16($values) => $body,
-            Storage::S32($values) => $body,
-            Storage::S64($values) => $body,
-            Storage::U8($values) => $body,
-            Storage::U16($values) => $body,
-            Storage::U32($values) => $body,
-            Storage::U64($values) => $body,
-            Storage::F16($values) => $body,
-            Storage::Bf16($values) => $body,
-            Storage::F32($values) => $body,
-            Storage::F64($values) => $body,
-        }
-    };
-}
-use with_storage;
-
 /// Buffers smaller than this are not worth keeping: the allocator serves them without page
 /// faults.
 const RECYCLE_MIN_BYTES: usize = 1 << 20;
@@ -311,7 +331,7 @@ static RECYCLED: Mutex<Vec<Storage>> = Mutex::new(Vec::new());
 /// Keeps a large buffer for reuse (dropping the oldest kept ones beyond the byte budget).
 pub(crate) fn recycle(storage: Storage) {
     let bytes = storage.len() * storage.element_type().byte_size();
-    if !(RECYCLE_MIN_BYTES..=RECYCLE_MAX_BYTES).contains(&bytes) {
+    if !storage.owns_memory() || !(RECYCLE_MIN_BYTES..=RECYCLE_MAX_BYTES).contains(&bytes) {
         return;
     }
     let Ok(mut kept) = RECYCLED.lock() else { return };

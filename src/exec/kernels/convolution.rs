@@ -6,6 +6,7 @@
 use rayon::prelude::*;
 
 use crate::attributes::{ConvolutionDimensionNumbers, DotDimensionNumbers, Window};
+use crate::element_type::ElementType;
 use crate::error::Result;
 use crate::exec::kernels::contraction;
 use crate::exec::kernels::gather::advance;
@@ -23,6 +24,26 @@ pub(crate) struct Convolution<'a> {
 
 /// The most elements a patch matrix holds at once: rows are made and multiplied in blocks.
 const PATCH_ELEMENTS: usize = 1 << 21;
+
+/// The bytes a convolution of `lhs` by `rhs` into `out` computes in: the kernel as a matrix,
+/// a block of patches and its product (for half types, their `f32` panels as well).
+pub(crate) fn scratch_bytes(lhs: &Shape, rhs: &Shape, out: &Shape, attributes: &Convolution<'_>) -> u64 {
+    let Convolution { window, numbers, feature_group_count, batch_group_count } = *attributes;
+    let groups = feature_group_count.max(batch_group_count).max(1) as u64;
+    let input_features = rhs.dimensions()[numbers.kernel_input_feature_dimension as usize] as u64;
+    let output_features = rhs.dimensions()[numbers.kernel_output_feature_dimension as usize] as u64;
+    let group_outputs = output_features / groups;
+    let window_count = window.dimensions.iter().fold(1u64, |n, d| n.saturating_mul(d.size as u64));
+    let k = window_count.saturating_mul(input_features);
+    let rows = (out.element_count() as u64) / output_features.max(1);
+    let block_rows = (PATCH_ELEMENTS as u64 / k.max(1)).clamp(1, rows.max(1));
+    let elements = k
+        .saturating_mul(group_outputs)
+        .saturating_add(block_rows.saturating_mul(k.saturating_add(group_outputs)));
+    let size = lhs.element_type().byte_size() as u64;
+    let half = matches!(lhs.element_type(), ElementType::F16 | ElementType::Bf16);
+    elements.saturating_mul(if half { size + 4 } else { size })
+}
 
 /// XLA's convolution of `lhs` by `rhs` (one element type) into `out` (any layout).
 pub(crate) fn convolution(

@@ -1,6 +1,7 @@
-//! `scatter` and `dynamic_update_slice`: the operand copied to the output, then windows of
-//! the update written into it — a scatter's combined by its update computation and skipped
-//! whole where they do not fit, a dynamic update slice's clamped so that it fits.
+//! `scatter` and `dynamic_update_slice`: the operand copied to the output (unless the output
+//! is the operand's own buffer, taken over in place), then windows of the update written into
+//! it — a scatter's combined by its update computation and skipped whole where they do not
+//! fit, a dynamic update slice's clamped so that it fits.
 
 use crate::attributes::ScatterDimensionNumbers;
 use crate::error::Result;
@@ -28,16 +29,19 @@ pub(crate) fn copy_operand(operand: &Literal, out: &mut Literal) -> Result<()> {
     copy_windows(operand, out, &windows, false)
 }
 
-/// XLA's scatter: `out` starts as `operand`; each window of `updates` whose start (from
-/// `indices`) lets it fit is combined element by element with `combine(current, update)`, in
-/// the updates' row-major order.
+/// XLA's scatter: `out` starts as `operand` (`None`: it holds the operand already); each window
+/// of `updates` whose start (from `indices`) lets it fit is combined element by element with
+/// `combine(current, update)`, in the updates' row-major order.
 pub(crate) fn scatter(
-    [operand, indices, updates]: [&Literal; 3],
+    operand: Option<&Literal>,
+    [indices, updates]: [&Literal; 2],
     numbers: &ScatterDimensionNumbers,
     combine: Combine<'_>,
     out: &mut Literal,
 ) -> Result<()> {
-    copy_operand(operand, out)?;
+    if let Some(operand) = operand {
+        copy_operand(operand, out)?;
+    }
     let out_shape = out.shape().clone();
     let (out_strides, update_strides, index_strides) =
         (out_shape.strides(), updates.shape().strides(), indices.shape().strides());
@@ -119,16 +123,18 @@ pub(crate) fn scatter(
     Ok(())
 }
 
-/// XLA's dynamic update slice: `out` is `operand` with `update` written at `starts` (scalars,
-/// each clamped so that the update fits).
+/// XLA's dynamic update slice: `out` is `operand` (`None`: it holds the operand already) with
+/// `update` written at `starts` (scalars, each clamped so that the update fits).
 pub(crate) fn dynamic_update_slice(
-    operand: &Literal,
+    operand: Option<&Literal>,
     update: &Literal,
     starts: &[&Literal],
     out: &mut Literal,
     parallel: bool,
 ) -> Result<()> {
-    copy_operand(operand, out)?;
+    if let Some(operand) = operand {
+        copy_operand(operand, out)?;
+    }
     let sizes = update.shape().dimensions().to_vec();
     let out_strides = out.shape().strides();
     let mut target = 0i64;

@@ -14,7 +14,7 @@ use crate::attributes::{BinaryOp, UnaryOp};
 use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Error, Result};
 use crate::exec::element::{with_binary_fn, Element, Wide};
-use crate::literal::Literal;
+use crate::literal::{for_each_element, Literal};
 use crate::storage::{with_native_type, NativeType, Storage};
 
 /// The longest row segment of a reduction, and the pieces every fold adds in (so a fused
@@ -461,7 +461,8 @@ impl LoopProgram {
         with_native_type!(self.out_shape.element_type(), T => {
             let memory = out.storage_mut()?.as_mut_slice::<T>()?;
             if let Sink::Accumulate { init, .. } = self.sink {
-                memory.fill(inputs[init].memory::<T>()?[0]);
+                let init = inputs[init].memory::<T>()?[0];
+                for_each_element(&self.out_shape, memory, |_, element| *element = init);
             }
             if total == 0 {
                 return Ok(());
@@ -521,7 +522,7 @@ impl LoopProgram {
                         false => (0..PARTIALS).map(partial).collect::<Result<_>>()?,
                     };
                     for partial in partials {
-                        memory.iter_mut().zip(partial).for_each(|(m, p)| *m = m.add(p));
+                        for_each_element(&self.out_shape, memory, |offset, m| *m = m.add(partial[offset]));
                     }
                 }
             }

@@ -260,7 +260,10 @@ impl Arena {
     ) -> Result<InstructionId> {
         let name = raw.name.text;
         let at = &raw.name;
-        let float = operands.first().is_some_and(|&o| self.instructions[o].shape.element_type().is_float());
+        let float = operands.first().is_some_and(|&o| {
+            let shape = &self.instructions[o].shape;
+            !shape.is_tuple() && shape.element_type().is_float()
+        });
         if !float || operands.len() != 2 {
             return self.push(Opcode::Compare(direction), operands, raw.shape.clone(), name.to_string(), at);
         }
