@@ -192,3 +192,150 @@ fn an_iota_longer_than_its_type_counts_wraps_or_rounds_as_xla_does() {
     let rounded: Vec<f32> = f16[2047..2055].iter().map(|v| v.to_f32()).collect();
     assert_eq!(rounded, [2047.0, 2048.0, 2048.0, 2050.0, 2052.0, 2052.0, 2052.0, 2054.0]);
 }
+
+/// The differential fuzzer's find in the second wave's ops: a variadic reduce over no
+/// dimensions returns its operands, as the single reduce does (asked jaxlib 0.6.0's CPU
+/// backend: `reduce((zeros s16[2,2], zeros s8[2,2]), (5, 1), sums, dimensions={})` is the two
+/// arrays of zeros), the init values unused (folding them in gives fives and ones).
+#[test]
+fn reduce_variadic_over_no_dimensions_returns_its_operands() {
+    let c = XlaBuilder::new("sums");
+    let s16 = |n| c.parameter(n, &shape!(s16[]), &format!("p{n}"));
+    let (p0, p2) = (s16(0), s16(2));
+    let (p1, p3) = (c.parameter(1, &shape!(s8[]), "p1"), c.parameter(3, &shape!(s8[]), "p3"));
+    let sums = c.build(tuple(&c, &[add(p0, p2, &[]), add(p1, p3, &[])])).expect("sums");
+    let b = XlaBuilder::new("fuzz");
+    let x = b.parameter(0, &shape!(s16[2, 2]), "x");
+    let y = b.parameter(1, &shape!(s8[2, 2]), "y");
+    let (i, j) = (b.constant_r0(5i16), b.constant_r0(1i8));
+    let computation = b.build(reduce_variadic(&b, &[x, y], &[i, j], &sums, &[])).expect("build");
+    let x_values = Literal::from_vec(&shape!(s16[2, 2]), vec![0i16, 1, 2, 3]).expect("x");
+    let y_values = Literal::from_vec(&shape!(s8[2, 2]), vec![0i8, -1, 4, 7]).expect("y");
+    let results =
+        run_fused_and_unfused(&computation, &[&x_values, &y_values]).unwrap_or_else(|e| panic!("{e}"));
+    for (mode, result) in ["fused", "unfused"].iter().zip(results) {
+        let parts = result.decompose_tuple().expect("a tuple");
+        assert_eq!(parts[0].to_vec::<i16>().expect("s16"), vec![0, 1, 2, 3], "{mode}");
+        assert_eq!(parts[1].to_vec::<i8>().expect("s8"), vec![0, -1, 4, 7], "{mode}");
+    }
+}
+
+/// The fuzzer's find: a loop's state may hold an array in another layout than its
+/// computations' parameter (XLA's shapes compare without layouts, and layout assignment copies
+/// between them), and its values stay logical (asked jaxlib 0.6.0's CPU backend: `neg` of the
+/// loop's `u8[2,2]{0,1}` element `[[1, 2], [3, 4]]` is `[[255, 254], [253, 252]]`), in a
+/// padded layout too, and with a converting body (the `boundary-layouts` pass relayouts the
+/// state; read unconverted, an op that reads the result saw it transposed).
+#[test]
+fn a_loop_state_in_another_layout_than_its_body_stays_logical() {
+    let (condition, body) = one_trip("(s32[], u8[2,2]{1,0})", |p| vec![get_tuple_element(p, 1)]);
+    let b = XlaBuilder::new("fuzz");
+    let x = b.parameter(0, &shape!(u8[2, 2]{0, 1}), "x");
+    let looped = get_tuple_element(while_loop(&condition, &body, tuple(&b, &[b.constant_r0(0i32), x])), 1);
+    let computation = b.build(neg(looped)).expect("build");
+    let x_values = Literal::from_vec(&shape!(u8[2, 2]{0, 1}), vec![1u8, 2, 3, 4]).expect("x");
+    let results = run_fused_and_unfused(&computation, &[&x_values]).unwrap_or_else(|e| panic!("{e}"));
+    for (mode, result) in ["fused", "unfused"].iter().zip(results) {
+        assert_eq!(result.to_vec::<u8>().expect("u8"), vec![255, 254, 253, 252], "{mode}");
+    }
+
+    let (condition, body) = one_trip("(s32[], f32[2,2]{1,0})", |p| vec![get_tuple_element(p, 1)]);
+    let padded = "f32[2,2]{0,1:pad(3,2)=zero}".parse::<Shape>().expect("shape");
+    let b = XlaBuilder::new("fuzz");
+    let x = b.parameter(0, &padded, "x");
+    let looped = get_tuple_element(while_loop(&condition, &body, tuple(&b, &[b.constant_r0(0i32), x])), 1);
+    let computation = b.build(neg(looped)).expect("build");
+    let x_values = Literal::from_vec(&padded, vec![1.0f32, 2.0, 3.0, 4.0]).expect("x");
+    expect_f32(&computation, &[&x_values], &[-1.0, -2.0, -3.0, -4.0]);
+
+    let (condition, body) = one_trip("(s32[], f32[2,2]{1,0}, f32[2,2]{1,0})", |p| {
+        let through_u64 = convert_element_type(get_tuple_element(p, 2), ElementType::U64);
+        vec![get_tuple_element(p, 1), convert_element_type(through_u64, ElementType::F32)]
+    });
+    let b = XlaBuilder::new("fuzz");
+    let x = b.parameter(0, &padded, "x");
+    let looped = while_loop(&condition, &body, tuple(&b, &[b.constant_r0(0i32), x, x]));
+    let computation = b.build(add(x, get_tuple_element(looped, 2), &[])).expect("build");
+    expect_f32(&computation, &[&x_values], &[2.0, 4.0, 6.0, 8.0]);
+}
+
+/// A loop's condition and body over `state` (a counter, then arrays) that make one trip: the
+/// body returns the counter plus one, then `arrays` of its parameter.
+fn one_trip(state: &str, arrays: impl Fn(XlaOp<'_>) -> Vec<XlaOp<'_>>) -> (XlaComputation, XlaComputation) {
+    let state = state.parse::<Shape>().expect("shape");
+    let c = XlaBuilder::new("condition");
+    let p = c.parameter(0, &state, "p");
+    let condition = c.build(lt(get_tuple_element(p, 0), c.constant_r0(1i32), &[])).expect("condition");
+    let d = XlaBuilder::new("body");
+    let p = d.parameter(0, &state, "p");
+    let next = [vec![add(get_tuple_element(p, 0), d.constant_r0(1i32), &[])], arrays(p)].concat();
+    (condition, d.build(tuple(&d, &next)).expect("body"))
+}
+
+/// The fuzzer's find: `call` takes an operand in any layout (XLA compares a computation's
+/// parameter with its argument without layouts; asked jaxlib 0.6.0: calling `p -> p`, declared
+/// `f32[2,2]{1,0}`, on an `f32[2,2]{0,1}` argument runs and returns `[[1, 2], [3, 4]]`, and
+/// `neg` of element 0 of `p -> (p, -p)` is `[[-1, -2], [-3, -4]]`). Inlined without a
+/// relayout, the first fails to compile (the result's layout changes) and the second reads
+/// its result transposed (`[[-1, -3], [-2, -4]]`).
+#[test]
+fn a_call_on_an_operand_in_another_layout_compiles() {
+    let c = XlaBuilder::new("identity");
+    let p = c.parameter(0, &shape!(f32[2, 2]), "p");
+    let identity = c.build(p).expect("identity");
+    let b = XlaBuilder::new("fuzz");
+    let x = b.parameter(0, &shape!(f32[2, 2]{0, 1}), "x");
+    let computation = b.build(call(&b, &identity, &[x])).expect("build");
+    let x_values = Literal::from_vec(&shape!(f32[2, 2]{0, 1}), vec![1.0f32, 2.0, 3.0, 4.0]).expect("x");
+    expect_f32(&computation, &[&x_values], &[1.0, 2.0, 3.0, 4.0]);
+
+    let c = XlaBuilder::new("pair");
+    let p = c.parameter(0, &shape!(f32[2, 2]), "p");
+    let pair = c.build(tuple(&c, &[p, neg(p)])).expect("pair");
+    let b = XlaBuilder::new("fuzz");
+    let x = b.parameter(0, &shape!(f32[2, 2]{0, 1}), "x");
+    let computation = b.build(neg(get_tuple_element(call(&b, &pair, &[x]), 0))).expect("build");
+    expect_f32(&computation, &[&x_values], &[-1.0, -2.0, -3.0, -4.0]);
+}
+
+/// Found checking the reference against XLA itself, which the fuzzer cannot (the reference
+/// had it as lazy-xla does): XLA's integer pow tests its exponent's sign as a signed integer
+/// whatever the type, so an unsigned exponent with its top bit set counts as negative and
+/// gives 0, or 1 for a base of 1 (asked jaxlib 0.6.0: u8 `3^200` is 0, `1^200` is 1, `3^100`
+/// is 209), not `3^200 mod 256` = 161.
+#[test]
+fn unsigned_pow_takes_an_exponent_with_its_top_bit_set_as_negative() {
+    let b = XlaBuilder::new("pow");
+    let (x, y) = (b.parameter(0, &shape!(u8[3]), "x"), b.parameter(1, &shape!(u8[3]), "y"));
+    let computation = b.build(pow(x, y, &[])).expect("build");
+    let (bases, exponents) = (Literal::vec1(&[3u8, 3, 1]), Literal::vec1(&[100u8, 200, 200]));
+    let results =
+        run_fused_and_unfused(&computation, &[&bases, &exponents]).unwrap_or_else(|e| panic!("{e}"));
+    for (mode, result) in ["fused", "unfused"].iter().zip(results) {
+        assert_eq!(result.to_vec::<u8>().expect("u8"), vec![209, 0, 1], "{mode}");
+    }
+}
+
+/// The fuzzer's find: a dynamic_update_slice of an empty update into a bitcast operand, its
+/// result read by an element-wise op (asked jaxlib 0.6.0: the operand comes back unchanged).
+#[test]
+fn an_empty_update_leaves_a_bitcast_operand_unchanged() {
+    let b = XlaBuilder::new("fuzz");
+    let v0 = b.parameter(0, &shape!(u32[1, 1]), "p0");
+    let v1 = bitcast_convert_type(v0, ElementType::S32);
+    let v2 = b.parameter(1, &shape!(s32[1, 0]), "p1");
+    let v3 = b.parameter(2, &shape!(u64[]), "p2");
+    let v4 = b.parameter(3, &shape!(u64[]), "p3");
+    let v5 = dynamic_update_slice(v1, v2, &[v3, v4]);
+    let v6 = b.parameter(4, &shape!(s32[]), "p4");
+    let computation = b.build(and(v6, v5, &[])).expect("build");
+    let a0 = Literal::from_vec(&shape!(u32[1, 1]), vec![1u32]).expect("a0");
+    let a1 = Literal::from_vec(&shape!(s32[1, 0]), Vec::<i32>::new()).expect("a1");
+    let zero = Literal::scalar(0u64);
+    let a4 = Literal::scalar(1i32);
+    let results =
+        run_fused_and_unfused(&computation, &[&a0, &a1, &zero, &zero, &a4]).unwrap_or_else(|e| panic!("{e}"));
+    for (mode, result) in ["fused", "unfused"].iter().zip(results) {
+        assert_eq!(result.to_vec::<i32>().expect("s32"), vec![1], "{mode}");
+    }
+}

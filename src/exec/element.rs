@@ -204,7 +204,8 @@ macro_rules! integer {
             }
             fn maximum(self, rhs: Self) -> Self { Ord::max(self, rhs) }
             fn minimum(self, rhs: Self) -> Self { Ord::min(self, rhs) }
-            fn pow<M: MulAdd>(self, rhs: Self) -> Self { integer_pow(self as i128, rhs as i128) as $t }
+            /// The exponent's sign is its top bit whatever the type, as in XLA's integer pow.
+            fn pow<M: MulAdd>(self, rhs: Self) -> Self { integer_pow(self as i128, (rhs as $s) as i128) as $t }
             fn neg(self) -> Self { self.wrapping_neg() }
             fn abs(self) -> Self { let abs: fn($t) -> $t = $abs; abs(self) }
             fn sign(self) -> Self { let sign: fn($t) -> $t = $sign; sign(self) }

@@ -105,6 +105,23 @@ impl Literal {
         Ok(literal)
     }
 
+    /// Overwrites the elements with `values`, given as [`Literal::from_vec`] takes them, in
+    /// the literal's own memory: a kernel's output that is a view of a planned buffer stays
+    /// one (replacing the literal would leave the buffer unwritten). The padding is untouched.
+    pub(crate) fn fill_from_vec<T: NativeType>(&mut self, values: Vec<T>) -> Result<()> {
+        check_element_type::<T>(&self.shape)?;
+        if values.len() as i64 != self.shape.element_count() {
+            invalid_argument!("{} values given for shape {}", values.len(), self.shape);
+        }
+        let shape = self.shape.clone();
+        let memory = self.storage_mut()?.as_mut_slice::<T>()?;
+        match shape.layout().is_default() {
+            true => memory.copy_from_slice(&values),
+            false => shape.row_major_offsets().zip(values).for_each(|(offset, value)| memory[offset] = value),
+        }
+        Ok(())
+    }
+
     /// A literal of `shape` whose elements are all zero (`false` for `pred`), its padding filled
     /// with the layout's padding value. Fails, rather than aborting, when the memory cannot be
     /// had.

@@ -6,6 +6,7 @@
 //! a graph out, pinned by HLO text. Passes never import the executor: constant folding
 //! evaluates, and fusion asks what one loop computes, through the [`Backend`] they are handed.
 
+mod boundary_layouts;
 mod cse;
 mod dce;
 mod fusion;
@@ -48,7 +49,8 @@ pub(crate) trait Pass {
 /// How many rounds the simplifying passes get to reach a fixed point.
 const MAX_ROUNDS: usize = 8;
 
-/// The optimized form of `computation`: simplification (folding constants with the backend's
+/// The optimized form of `computation`: layouts made equal across computation boundaries,
+/// calls inlined, simplification (folding constants with the backend's
 /// `evaluate`), CSE and DCE to a fixed point, then (if `fusion`) loop fusion. With `verify`,
 /// the input and the result of every pass that changed something are verified, and the
 /// result's shape must stay the input's (layout included).
@@ -63,6 +65,7 @@ pub(crate) fn optimize(
     }
     let mut optimized = computation.clone();
     let result_shape = computation.result_shape();
+    run_pass(&boundary_layouts::BoundaryLayouts, &mut optimized, result_shape, verify_each_pass)?;
     run_pass(&inline::InlineCalls, &mut optimized, result_shape, verify_each_pass)?;
     optimize_called(&mut optimized, fusion, verify_each_pass, backend)?;
     let simplify = simplify::AlgebraicSimplifier { evaluate: backend.evaluate };

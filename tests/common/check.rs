@@ -1,26 +1,28 @@
 //! Runs a recipe through lazy-xla and the reference and compares.
 //!
 //! For each recipe: build it through the public API (every step's `get_shape` must give the
-//! reference's dimensions and element type, and the layout API.md's rules give), compile it
-//! fused (`CompileOptions::default()`) and unfused (`fusion: false`), run each with the
-//! arguments in their own (possibly different, possibly padded) layouts with `execute`, then
-//! again with `execute_into` into an output in a random layout. Every result must be
-//! acceptable to the reference element by element ([`Elem::accepts`]: exact values for
-//! integers, `pred` and exact float ops, the documented bounds for reassociated sums and
-//! transcendental functions), and fused and unfused must agree exactly (NaN equal to NaN), a
-//! float reduce's result too (both fold its values in the same order), unless a float dot
-//! feeds the result: its order of summation is unspecified and may differ between the two (an
-//! f16 product that underflows to subnormals can end one unit apart). Panics inside lazy-xla
-//! are caught.
+//! reference's dimensions and element type, and the layout API.md's rules give; the layout of a
+//! conditional's or a call's result, which follows the rules inside its computation, is not
+//! checked), compile it fused (`CompileOptions::default()`) and unfused (`fusion: false`), run
+//! each with the arguments in their own (possibly different, possibly padded) layouts with
+//! `execute`, then again with `execute_into` into an output (a tuple of them for a tuple root)
+//! in random layouts, whose padding must be left as it was. Every result must be acceptable to
+//! the reference element by element ([`Elem::accepts`]: exact values for integers, `pred` and
+//! exact float ops, the documented bounds for reassociated sums and transcendental functions),
+//! and fused and unfused must agree exactly (NaN equal to NaN), a float reduce's result too
+//! (both fold its values in the same order), unless a float dot or convolution feeds the
+//! result: its order of summation is unspecified and may differ between the two (an f16 product
+//! that underflows to subnormals can end one unit apart). Panics inside lazy-xla are caught.
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
+use crate::common::golden::leaves;
 use crate::common::recipe::{build, program, rust_layout, Id, Recipe, Step};
 use crate::common::reference::{evaluate, indices};
-use crate::common::values::{values_of, Array, Value};
-use lazy_xla::{CompileOptions, Layout, Literal, XlaComputation};
+use crate::common::values::{memory_of, padding_offsets, values_of, Array, Value};
+use lazy_xla::{CompileOptions, Layout, Literal, Shape, XlaComputation};
 
 /// A way a recipe failed.
 #[derive(Clone, Debug)]
@@ -89,46 +91,72 @@ pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
-/// The layout API.md's rules give step `i` (operand layouts from `layouts`). Only its
-/// `minor_to_major` is checked: padding is lazy-xla's extension, and which ops keep it is its
-/// own policy.
-fn expected_layout(recipe: &Recipe, arrays: &[Array], layouts: &[Layout], i: Id) -> Layout {
+/// The layout API.md's rules give step `i` (operand layouts from `layouts`), or `None` where
+/// they do not pin it (the result of a computation of the recipe's: a conditional's or a
+/// call's). Only its `minor_to_major` is checked: padding is lazy-xla's extension, and which ops
+/// keep it is its own policy.
+fn expected_layout(recipe: &Recipe, arrays: &[Array], layouts: &[Layout], i: Id) -> Option<Layout> {
     let default = Layout::default_for_rank(arrays[i].dims.len());
     let dims = |id: Id| &arrays[id].dims;
+    let of = |id: &Id| Some(layouts[*id].clone());
     match &recipe.steps[i] {
         Step::Parameter { shape, .. } | Step::ConstantLiteral { shape, .. } | Step::Iota { shape, .. } => {
-            shape.layout().clone()
+            Some(shape.layout().clone())
         }
-        Step::Unary { x, .. } | Step::Convert { x, .. } | Step::Rev { x, .. } => layouts[*x].clone(),
-        Step::Binary { lhs, rhs, .. } | Step::Compare { lhs, rhs, .. } if dims(*lhs) == dims(*rhs) => {
-            layouts[*lhs].clone()
-        }
+        Step::Unary { x, .. }
+        | Step::Convert { x, .. }
+        | Step::Rev { x, .. }
+        | Step::ReducePrecision { x, .. } => of(x),
+        Step::Binary { lhs, rhs, .. } | Step::Compare { lhs, rhs, .. } if dims(*lhs) == dims(*rhs) => of(lhs),
         // The first argument that is not a scalar (asked jaxlib: a scalar pred gives on_true's
         // layout, a scalar operand of clamp min's).
         Step::Select { pred: a, on_true: b, on_false: c } | Step::Clamp { operand: a, min: b, max: c } => {
-            [*a, *b, *c]
-                .into_iter()
-                .find(|&id| !dims(id).is_empty())
-                .map_or(default, |id| layouts[id].clone())
+            Some(
+                [*a, *b, *c]
+                    .into_iter()
+                    .find(|&id| !dims(id).is_empty())
+                    .map_or(default, |id| layouts[id].clone()),
+            )
         }
         Step::Transpose { x, permutation } => {
             let position = |d: i64| permutation.iter().position(|&p| p == d).expect("a permutation") as i64;
-            Layout::new(&layouts[*x].minor_to_major().iter().map(|&d| position(d)).collect::<Vec<_>>())
+            Some(Layout::new(&layouts[*x].minor_to_major().iter().map(|&d| position(d)).collect::<Vec<_>>()))
         }
-        _ => default,
+        // A narrower type's new dimension is the most minor; a wider one drops the last.
+        Step::BitcastConvert { x, to } => {
+            let (rank, from) = (dims(*x).len() as i64, arrays[*x].ty.byte_size());
+            let operand = layouts[*x].minor_to_major();
+            Some(Layout::new(&match from.cmp(&to.byte_size()) {
+                std::cmp::Ordering::Equal => operand.to_vec(),
+                std::cmp::Ordering::Greater => std::iter::once(rank).chain(operand.iter().copied()).collect(),
+                std::cmp::Ordering::Less => operand.iter().copied().filter(|&d| d != rank - 1).collect(),
+            }))
+        }
+        // Ops whose result is their operand's shape.
+        Step::DynamicUpdateSlice { x, .. }
+        | Step::Scatter { operand: x, .. }
+        | Step::SelectAndScatter { x, .. } => of(x),
+        Step::Sort { xs, output, .. } => of(&xs[*output]),
+        Step::While { init, output, .. } => of(&init[*output]),
+        Step::RngBitGenerator { state, output: 0, .. } => of(state),
+        Step::RngBitGenerator { shape, .. } => Some(shape.layout().clone()),
+        Step::Conditional { .. } | Step::Call { .. } => None,
+        _ => Some(default),
     }
 }
 
-/// Whether a float dot (whose summation order is unspecified) feeds step `root`.
+/// Whether a float dot or convolution (whose summation order is unspecified) feeds a result.
 fn summed_by_a_dot(recipe: &Recipe, arrays: &[Array]) -> bool {
     let mut feeds = vec![false; recipe.steps.len()];
-    feeds[recipe.root] = true;
-    for i in (0..=recipe.root).rev() {
+    for &r in &recipe.results {
+        feeds[r] = true;
+    }
+    for i in (0..recipe.steps.len()).rev() {
         if !feeds[i] {
             continue;
         }
         let step = &recipe.steps[i];
-        let dot = matches!(step, Step::Dot { .. } | Step::DotGeneral { .. });
+        let dot = matches!(step, Step::Dot { .. } | Step::DotGeneral { .. } | Step::Conv { .. });
         if dot && step.operands().iter().any(|&o| arrays[o].ty.is_float()) {
             return true;
         }
@@ -154,10 +182,25 @@ fn value_mismatches(expected: &Array, got: &[Value]) -> Option<String> {
     (!bad.is_empty()).then(|| bad.join("\n"))
 }
 
-/// Checks one result: its shape, then its values.
+/// Padding offsets of `got` (an output literal `execute_into` wrote) that no longer hold the
+/// layout's padding value, described (at most 8). The padding is the caller's: a writer that
+/// touches it corrupts memory the user owns.
+fn padding_mismatches(got: &Literal) -> Option<String> {
+    let fresh = memory_of(&Literal::zeros(got.shape()).expect("an output literal"));
+    let memory = memory_of(got);
+    let bad: Vec<String> = padding_offsets(got.shape())
+        .into_iter()
+        .filter(|&o| !memory[o].identical(fresh[o]))
+        .take(8)
+        .map(|o| format!("  padding at buffer offset {o}: expected {:?}, got {:?}", fresh[o], memory[o]))
+        .collect();
+    (!bad.is_empty()).then(|| bad.join("\n"))
+}
+
+/// Checks one result: its shape, then its values (each element of a tuple).
 fn check_result(
-    expected: &Array,
-    expected_shape: &lazy_xla::Shape,
+    expected: &[&Array],
+    expected_shape: &Shape,
     got: &Literal,
     run: &str,
 ) -> Result<Vec<Value>, Failure> {
@@ -165,11 +208,32 @@ fn check_result(
     if got.shape() != expected_shape {
         return Err(mismatch(format!("result shape {} instead of {expected_shape}", got.shape())));
     }
-    let values = catch(|| values_of(got)).map_err(|m| mismatch(format!("reading the result: {m}")))?;
-    if let Some(bad) = value_mismatches(expected, &values) {
-        return Err(mismatch(bad));
+    let leaves = if got.is_tuple() {
+        (0..expected.len()).map(|k| got.tuple_element(k).expect("an element of the tuple")).collect()
+    } else {
+        vec![got]
+    };
+    let mut all = Vec::new();
+    for (k, (leaf, expected)) in leaves.into_iter().zip(expected).enumerate() {
+        let values = catch(|| values_of(leaf)).map_err(|m| mismatch(format!("reading the result: {m}")))?;
+        if let Some(bad) = value_mismatches(expected, &values) {
+            let which = if got.is_tuple() { format!("element {k} of the tuple:\n") } else { String::new() };
+            return Err(mismatch(format!("{which}{bad}")));
+        }
+        all.extend(values);
     }
-    Ok(values)
+    Ok(all)
+}
+
+/// The shape of the recipe's result, each array in the layout `layout` gives it.
+fn result_shape(recipe: &Recipe, shapes: &[Shape], layout: impl Fn(usize) -> Layout) -> Shape {
+    let arrays: Vec<Shape> = (recipe.results.iter().enumerate())
+        .map(|(k, &r)| shapes[r].relayout(&layout(k)).expect("a layout of the result's rank"))
+        .collect();
+    match recipe.tuple {
+        true => Shape::tuple(&arrays),
+        false => arrays[0].clone(),
+    }
 }
 
 /// Builds, compiles and runs the recipe every way; `Ok` if every result is right.
@@ -180,7 +244,7 @@ pub fn check(recipe: &Recipe) -> Result<(), Failure> {
         .map_err(|message| Failure::Error { stage: "build".into(), message })?;
     let mut layouts = Vec::new();
     for (i, (array, shape)) in arrays.iter().zip(&built.shapes).enumerate() {
-        let layout = expected_layout(recipe, &arrays, &layouts, i);
+        let layout = expected_layout(recipe, &arrays, &layouts, i).unwrap_or_else(|| shape.layout().clone());
         let same_layout = shape.layout().minor_to_major() == layout.minor_to_major();
         if shape.element_type() != array.ty || shape.dimensions() != array.dims || !same_layout {
             let expected =
@@ -190,9 +254,10 @@ pub fn check(recipe: &Recipe) -> Result<(), Failure> {
         }
         layouts.push(layout);
     }
-    let expected = &arrays[recipe.root];
-    let root_shape = &built.shapes[recipe.root];
-    let output_shape = root_shape.relayout(&recipe.output_layout).expect("output layout of the root's rank");
+    let expected: Vec<&Array> = recipe.results.iter().map(|&r| &arrays[r]).collect();
+    let root_shape =
+        result_shape(recipe, &built.shapes, |k| built.shapes[recipe.results[k]].layout().clone());
+    let output_shape = result_shape(recipe, &built.shapes, |k| recipe.output_layouts[k].clone());
     let arguments = recipe.arguments();
     let arguments: Vec<&Literal> = arguments.iter().collect();
     let mut results = Vec::new();
@@ -207,12 +272,15 @@ pub fn check(recipe: &Recipe) -> Result<(), Failure> {
         let out = catch(|| executable.execute(&arguments))
             .map_err(|message| Failure::Panic { stage: stage("execute"), message })?
             .map_err(|e| Failure::Error { stage: stage("execute"), message: e.to_string() })?;
-        results.push(check_result(expected, root_shape, &out, &stage("execute"))?);
+        results.push(check_result(&expected, &root_shape, &out, &stage("execute"))?);
         let mut into = Literal::zeros(&output_shape).expect("an output literal");
         catch(|| executable.execute_into(&arguments, &mut into))
             .map_err(|message| Failure::Panic { stage: stage("execute_into"), message })?
             .map_err(|e| Failure::Error { stage: stage("execute_into"), message: e.to_string() })?;
-        check_result(expected, &output_shape, &into, &stage("execute_into"))?;
+        check_result(&expected, &output_shape, &into, &stage("execute_into"))?;
+        if let Some(bad) = leaves(&into).into_iter().find_map(padding_mismatches) {
+            return Err(Failure::Mismatch { run: stage("execute_into's padding"), message: bad });
+        }
     }
     if summed_by_a_dot(recipe, &arrays) {
         return Ok(());
@@ -247,28 +315,30 @@ pub fn run_fused_and_unfused(
     Ok([run(true)?, run(false)?])
 }
 
-/// A failure report: the failure, the graph as a Rust program, the expected result.
+/// A failure report: the failure, the graph as a Rust program, the expected results.
 pub fn report(recipe: &Recipe, failure: &Failure) -> String {
     let arrays = evaluate(recipe);
-    let types: Vec<_> = arrays.iter().map(|a| a.ty).collect();
-    let expected = &arrays[recipe.root];
-    let shown: Vec<String> = expected
-        .elems
+    let describe = |id: Id| (arrays[id].ty, arrays[id].dims.clone());
+    let expected: Vec<String> = recipe
+        .results
         .iter()
-        .take(64)
-        .map(|e| match (e.value, e.is_exact(), e.is_unknown()) {
-            (_, _, true) => "?".to_string(),
-            (v, true, _) => format!("{v:?}"),
-            (v, false, _) => format!("{v:?}±{:e}", e.err),
+        .map(|&r| {
+            let shown: Vec<String> = (arrays[r].elems.iter().take(64))
+                .map(|e| match (e.value, e.is_exact(), e.is_unknown()) {
+                    (_, _, true) => "?".to_string(),
+                    (v, true, _) => format!("{v:?}"),
+                    (v, false, _) => format!("{v:?}±{:e}", e.err),
+                })
+                .collect();
+            format!("--- expected v{r}: {}{:?}: [{}]", arrays[r].ty, arrays[r].dims, shown.join(", "))
         })
         .collect();
+    let layouts: Vec<String> = recipe.output_layouts.iter().map(rust_layout).collect();
     format!(
-        "{}\n\n--- the graph ---\n{}--- execute_into's output layout: {}\n--- expected {}{:?}: [{}]",
+        "{}\n\n--- the graph ---\n{}--- execute_into's output layouts: {}\n{}",
         failure.message(),
-        program(recipe, &types),
-        rust_layout(&recipe.output_layout),
-        expected.ty,
-        expected.dims,
-        shown.join(", ")
+        program(recipe, &describe),
+        layouts.join(", "),
+        expected.join("\n")
     )
 }

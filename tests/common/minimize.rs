@@ -1,6 +1,7 @@
-//! Shrinks a failing recipe further than proptest can: an earlier root, a step replaced by a
-//! parameter holding its (exact) reference values, default layouts, simpler values — each
-//! change kept only if the recipe still fails the same way ([`Failure::class`]).
+//! Shrinks a failing recipe further than proptest can: an earlier root (or one element of a
+//! tuple root), a step replaced by a parameter holding its (exact) reference values, default
+//! layouts, simpler values — each change kept only if the recipe still fails the same way
+//! ([`Failure::class`]).
 
 use crate::common::check::check;
 use crate::common::recipe::{Recipe, Step};
@@ -41,15 +42,17 @@ impl Minimizer {
     }
 }
 
-/// The recipe rooted at step `root` (its result in the default layout), pruned.
+/// The recipe rooted at step `root` alone (its result in the default layout), pruned.
 fn rerooted(recipe: &Recipe, root: usize, rank: usize) -> Recipe {
-    Recipe { steps: recipe.steps.clone(), root, output_layout: Layout::default_for_rank(rank) }.pruned()
+    let output_layouts = vec![Layout::default_for_rank(rank)];
+    Recipe { steps: recipe.steps.clone(), results: vec![root], tuple: false, output_layouts }.pruned()
 }
 
 /// Candidates with one step replaced by a parameter of its exact reference values.
 fn cuts(recipe: &Recipe) -> Vec<Recipe> {
     let arrays = evaluate(recipe);
-    (0..recipe.root)
+    let last = recipe.results.iter().max().copied().unwrap_or(0);
+    (0..last)
         .rev()
         .filter(|&k| arrays[k].is_exact() && !matches!(recipe.steps[k], Step::Parameter { .. }))
         .map(|k| {
@@ -74,14 +77,16 @@ fn plain_layouts(recipe: &Recipe, only: Option<usize>) -> Recipe {
                 *shape = shape.with_default_layout();
                 *argument_layout = shape.layout().clone();
             }
-            Step::ConstantLiteral { shape, .. } | Step::Iota { shape, .. } => {
-                *shape = shape.with_default_layout()
-            }
+            Step::ConstantLiteral { shape, .. }
+            | Step::Iota { shape, .. }
+            | Step::RngBitGenerator { shape, .. } => *shape = shape.with_default_layout(),
             _ => {}
         }
     }
     if only.is_none() {
-        plain.output_layout = Layout::default_for_rank(plain.output_layout.minor_to_major().len());
+        for layout in &mut plain.output_layouts {
+            *layout = Layout::default_for_rank(layout.minor_to_major().len());
+        }
     }
     plain
 }
@@ -128,7 +133,10 @@ pub fn minimize(recipe: &Recipe, class: &str) -> Recipe {
     let mut best = recipe.pruned();
     while m.budget_left() {
         let arrays = evaluate(&best);
-        let earlier = (0..best.root).map(|k| rerooted(&best, k, arrays[k].dims.len()));
+        // A single earlier result (or, for a tuple, one of its elements).
+        let last = best.results.iter().max().copied().unwrap_or(0);
+        let singles = if best.tuple { last + 1 } else { last };
+        let earlier = (0..singles).map(|k| rerooted(&best, k, arrays[k].dims.len()));
         let layouts = std::iter::once(plain_layouts(&best, None))
             .chain((0..best.steps.len()).map(|k| plain_layouts(&best, Some(k))))
             .filter(|c| format!("{c:?}") != format!("{best:?}"));

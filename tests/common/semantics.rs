@@ -2,8 +2,9 @@
 //!
 //! Integers wrap in their width and follow XLA's edge cases (x/0 = -1 signed, all ones unsigned;
 //! x%0 = x; MIN/-1 = MIN; MIN%-1 = 0; shifts out of range give 0 or the sign fill; an unsigned
-//! arithmetic shift treats the bits as signed; integer pow with a negative exponent is 0 unless
-//! the base is 1). `pred` arithmetic is logical: add/max = or, mul/min = and. Floats are rounded
+//! arithmetic shift treats the bits as signed; integer pow with a negative exponent, an unsigned
+//! one with its top bit set included, is 0 unless the base is 1). `pred` arithmetic is logical:
+//! add/max = or, mul/min = and. Floats are rounded
 //! once per op in their type; f16 and bf16 ops are computed in f32 and rounded once (asked
 //! jaxlib 0.6.0: its CPU backend rounds after every op, even inside fusions). max/min are IEEE
 //! 754-2019 maximum/minimum: NaN if either is NaN, and -0 < +0 (`max(-0, +0)` is +0); clamp is
@@ -14,12 +15,12 @@
 //! # Error bounds (see [`Elem`])
 //!
 //! Exact inputs to +, -, *, /, rem, sqrt, max, min, comparisons, conversions and all integer ops
-//! give an exact result: lazy-xla must match it bit for bit (+0 and -0 compare equal, NaN equals
-//! NaN). Transcendental ops (exp, log, log1p, expm1, tanh, logistic, rsqrt, sin, cos, pow, atan2)
-//! are computed in f64 and rounded, with a tolerance of [`transcendental_tolerance`] relative to
-//! the result (plus an absolute part for results that may be near 0, and twice the smallest
-//! normal for results that underflow); results within that tolerance of overflowing are
-//! unknown. An inexact input widens the bound by the op's Lipschitz bound over the input's
+//! (clz and population_count included) give an exact result: lazy-xla must match it bit for bit
+//! (+0 and -0 compare equal, NaN equals NaN). Transcendental ops (exp, log, log1p, expm1, tanh,
+//! logistic, rsqrt, sin, cos, tan, erf, cbrt, pow, atan2) are computed in f64 and rounded, with
+//! a tolerance of [`transcendental_tolerance`] relative to the result (plus an absolute part for
+//! results that may be near 0, tan's through its slope, and twice the smallest normal for
+//! results that underflow); results within that tolerance of overflowing are unknown. An inexact input widens the bound by the op's Lipschitz bound over the input's
 //! interval plus the rounding of the result; where the interval crosses a discontinuity (floor,
 //! sign, comparisons, conversion to integers, division by an interval holding 0, rem, pow,
 //! atan2, …) the result is unknown.
@@ -51,6 +52,11 @@ pub enum UnaryKind {
     Cos,
     Not,
     IsFinite,
+    Clz,
+    PopulationCount,
+    Erf,
+    Tan,
+    Cbrt,
 }
 
 /// The element-wise binary ops (comparisons are [`CompareKind`]).
@@ -86,7 +92,7 @@ pub enum CompareKind {
 
 impl UnaryKind {
     /// Every unary op.
-    pub const ALL: [UnaryKind; 19] = [
+    pub const ALL: [UnaryKind; 24] = [
         UnaryKind::Neg,
         UnaryKind::Abs,
         UnaryKind::Exp,
@@ -106,6 +112,11 @@ impl UnaryKind {
         UnaryKind::Cos,
         UnaryKind::Not,
         UnaryKind::IsFinite,
+        UnaryKind::Clz,
+        UnaryKind::PopulationCount,
+        UnaryKind::Erf,
+        UnaryKind::Tan,
+        UnaryKind::Cbrt,
     ];
 
     /// The lazy-xla function's name.
@@ -131,6 +142,11 @@ impl UnaryKind {
             Cos => "cos",
             Not => "not",
             IsFinite => "is_finite",
+            Clz => "clz",
+            PopulationCount => "population_count",
+            Erf => "erf",
+            Tan => "tan",
+            Cbrt => "cbrt",
         }
     }
 
@@ -141,6 +157,7 @@ impl UnaryKind {
             Neg => ty != ElementType::Pred,
             Abs | Sign => ty.is_float() || ty.is_signed_integral(),
             Not => !ty.is_float(),
+            Clz | PopulationCount => ty.is_integral(),
             _ => ty.is_float(),
         }
     }
@@ -311,6 +328,22 @@ fn transcendental(ty: ElementType, exact: f64, absolute: f64) -> Elem {
     bounded(ty, v, rel * exact.abs() + absolute + 2.0 * min_normal(ty))
 }
 
+/// The error function in f64 (std has none): `2/√π·e^(−x²)·Σ (2x²)ⁿ·x / (2n+1)!!`, a series of
+/// positive terms (no cancellation, a few ulps), and ±1 beyond |x| = 6 (erfc(6) < 3e-17).
+pub fn erf(x: f64) -> f64 {
+    if x.is_nan() || x.abs() >= 6.0 {
+        return if x.is_nan() { x } else { 1f64.copysign(x) };
+    }
+    let x2 = x * x;
+    let (mut term, mut sum, mut n) = (x, x, 0.0);
+    while term.abs() > sum.abs() * 1e-17 {
+        n += 1.0;
+        term *= 2.0 * x2 / (2.0 * n + 1.0);
+        sum += term;
+    }
+    std::f64::consts::FRAC_2_SQRT_PI * (-x2).exp() * sum
+}
+
 fn float_unary(op: UnaryKind, ty: ElementType, x: f64, e: f64) -> Elem {
     use UnaryKind::*;
     let unknown = Elem::unknown(Value::Float(f64::NAN));
@@ -375,6 +408,11 @@ fn float_unary(op: UnaryKind, ty: ElementType, x: f64, e: f64) -> Elem {
                 Rsqrt => (1.0 / x.sqrt(), 0.0),
                 Sin => (x.sin(), rel * x.abs().max(1.0)),
                 Cos => (x.cos(), rel * x.abs().max(1.0)),
+                Erf => (erf(x), rel),
+                // An argument error of `rel·max(|x|, 1)` (the range reduction), through tan's
+                // slope 1 + tan².
+                Tan => (x.tan(), rel * x.abs().max(1.0) * (1.0 + x.tan().powi(2))),
+                Cbrt => (x.cbrt(), 0.0),
                 _ => unreachable!("{op:?}"),
             };
             if e == 0.0 {
@@ -389,6 +427,11 @@ fn float_unary(op: UnaryKind, ty: ElementType, x: f64, e: f64) -> Elem {
                 Rsqrt if x - e > 0.0 => 1.0 / (x - e).sqrt() - 1.0 / x.sqrt(),
                 Tanh | Sin | Cos => e,
                 Logistic => e / 4.0,
+                Erf => e * std::f64::consts::FRAC_2_SQRT_PI,
+                // 1 / cos² over the interval, while it keeps away from a pole.
+                Tan if e < x.cos().abs() / 2.0 => e / (x.cos().abs() - e).powi(2),
+                Cbrt if x.abs() > e => e / (3.0 * (x.abs() - e).powf(2.0 / 3.0)),
+                Cbrt => 2.0 * e.cbrt(),
                 _ => return unknown,
             };
             let tolerance = rel * exact.abs() + absolute + 2.0 * min_normal(ty);
@@ -411,6 +454,15 @@ pub fn unary(op: UnaryKind, ty: ElementType, x: Elem) -> Elem {
         Not if ty == ElementType::Pred => 1 - a,
         Not => wrap(ty, !a),
         Neg => wrap(ty, -a),
+        Clz => {
+            let bits = bit_width(ty);
+            let unsigned = (a as u128) & ((1u128 << bits) - 1);
+            (unsigned.leading_zeros() - (128 - bits)) as i128
+        }
+        PopulationCount => {
+            let unsigned = (a as u128) & ((1u128 << bit_width(ty)) - 1);
+            unsigned.count_ones() as i128
+        }
         Abs => wrap(ty, a.abs()),
         Sign => a.signum(),
         _ => panic!("{op:?} on {ty}"),
@@ -496,9 +548,12 @@ fn float_binary(op: BinaryKind, ty: ElementType, a: Elem, b: Elem) -> Elem {
 }
 
 /// `a` to the power `b` in the integer type `ty`, wrapping (XLA: a negative exponent gives 0
-/// unless the base is 1; `0^0` is 1).
+/// unless the base is 1; `0^0` is 1). XLA's emitter tests the exponent's sign as a signed
+/// integer whatever the type, so an unsigned exponent with its top bit set counts as negative
+/// (asked jaxlib 0.6.0: u8 `3^200` is 0, `1^200` is 1, `3^100` is 209).
 fn int_pow(ty: ElementType, a: i128, b: i128) -> i128 {
-    if b < 0 {
+    let top_bit = ty.is_unsigned_integral() && b >> (bit_width(ty) - 1) & 1 == 1;
+    if b < 0 || top_bit {
         return (a == 1) as i128;
     }
     let (mut result, mut base, mut exponent) = (1i128, a, b);
@@ -590,16 +645,30 @@ pub fn compare(op: CompareKind, ty: ElementType, a: Elem, b: Elem) -> Elem {
     }
 }
 
-/// `on_true` where `pred`, else `on_false`.
-pub fn select(pred: Elem, on_true: Elem, on_false: Elem) -> Elem {
+/// `on_true` where `pred`, else `on_false` (of type `ty`); with an unknown `pred`, what both
+/// agree on ([`either`]).
+pub fn select(ty: ElementType, pred: Elem, on_true: Elem, on_false: Elem) -> Elem {
     if !pred.is_unknown() {
         return if pred.value.int() != 0 { on_true } else { on_false };
     }
-    let same = on_true.is_exact() && on_false.is_exact() && on_true.value.same(on_false.value);
-    if same {
-        on_true
-    } else {
-        Elem::unknown(on_true.value)
+    either(ty, &[on_true, on_false])
+}
+
+/// What an element is that is one of `candidates` (of type `ty`), the reference not knowing
+/// which: the candidate if all are the same (value and bound), a zero of either sign if they
+/// are exact zeros of both signs, else unknown.
+pub fn either(ty: ElementType, candidates: &[Elem]) -> Elem {
+    let first = candidates[0];
+    if candidates.iter().all(|c| c.value.identical(first.value) && c.err == first.err) {
+        return first;
+    }
+    let exact = candidates.iter().all(Elem::is_exact);
+    match first.value {
+        Value::Float(_) if exact && candidates.iter().all(|c| c.value.same(Value::Float(0.0))) => {
+            let values: Vec<f64> = candidates.iter().map(|c| c.value.float()).collect();
+            zero_of_either_sign(ty, &values)
+        }
+        _ => Elem::unknown(first.value),
     }
 }
 

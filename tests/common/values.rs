@@ -48,6 +48,14 @@ impl Value {
             _ => false,
         }
     }
+
+    /// The same value to the bit: [`Value::same`], but +0 and -0 differ.
+    pub fn identical(self, other: Value) -> bool {
+        match (self, other) {
+            (Value::Float(a), Value::Float(b)) => a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+            _ => self.same(other),
+        }
+    }
 }
 
 /// A reference element: its value and a bound on how far a correct implementation may be from
@@ -70,6 +78,11 @@ impl Elem {
     /// An element whose value is not determined (any result is accepted).
     pub fn unknown(value: Value) -> Elem {
         Elem { value, err: f64::INFINITY }
+    }
+
+    /// An unknown element of `ty`.
+    pub fn unknown_of(ty: ElementType) -> Elem {
+        Elem::unknown(if ty.is_float() { Value::Float(f64::NAN) } else { Value::Int(0) })
     }
 
     /// An exact float.
@@ -140,23 +153,6 @@ impl Array {
         self.elems.iter().all(Elem::is_exact)
     }
 }
-
-/// The 13 element types.
-pub const ALL_TYPES: [ElementType; 13] = [
-    ElementType::Pred,
-    ElementType::S8,
-    ElementType::S16,
-    ElementType::S32,
-    ElementType::S64,
-    ElementType::U8,
-    ElementType::U16,
-    ElementType::U32,
-    ElementType::U64,
-    ElementType::F16,
-    ElementType::Bf16,
-    ElementType::F32,
-    ElementType::F64,
-];
 
 /// The number of bits of an integer type.
 pub fn bit_width(ty: ElementType) -> u32 {
@@ -243,6 +239,44 @@ pub fn min_subnormal(ty: ElementType) -> f64 {
         ElementType::Bf16 => 2f64.powi(-133),
         ElementType::F32 => 2f64.powi(-149),
         ElementType::F64 => 2f64.powi(-1074),
+        other => panic!("{other} is not a float type"),
+    }
+}
+
+/// The number of bits of an element of `ty` in memory (`pred`: 8, as XLA stores it).
+pub fn storage_bits(ty: ElementType) -> u32 {
+    8 * ty.byte_size() as u32
+}
+
+/// The explicit mantissa (significand without its leading bit) width of a float type.
+pub fn mantissa_bits(ty: ElementType) -> u32 {
+    match ty {
+        ElementType::F16 => 10,
+        ElementType::Bf16 => 7,
+        ElementType::F32 => 23,
+        ElementType::F64 => 52,
+        other => panic!("{other} is not a float type"),
+    }
+}
+
+/// The IEEE encoding of `v` (a value of the float type `ty`) in `ty`'s width.
+pub fn float_to_bits(ty: ElementType, v: f64) -> u64 {
+    match ty {
+        ElementType::F16 => u64::from(f16::from_f64(v).to_bits()),
+        ElementType::Bf16 => u64::from(bf16::from_f64(v).to_bits()),
+        ElementType::F32 => u64::from((v as f32).to_bits()),
+        ElementType::F64 => v.to_bits(),
+        other => panic!("{other} is not a float type"),
+    }
+}
+
+/// The float of type `ty` whose encoding is the low bits of `bits`.
+pub fn float_from_bits(ty: ElementType, bits: u64) -> f64 {
+    match ty {
+        ElementType::F16 => f16::from_bits(bits as u16).to_f64(),
+        ElementType::Bf16 => bf16::from_bits(bits as u16).to_f64(),
+        ElementType::F32 => f64::from(f32::from_bits(bits as u32)),
+        ElementType::F64 => f64::from_bits(bits),
         other => panic!("{other} is not a float type"),
     }
 }
@@ -442,6 +476,35 @@ pub fn values_of(literal: &Literal) -> Vec<Value> {
         let typed: Vec<T> = literal.to_vec::<T>().unwrap_or_else(|e| panic!("values of a literal: {e}"));
         typed.into_iter().map(Native::to_value).collect()
     })
+}
+
+/// A literal's buffer in memory order, padding included.
+pub fn memory_of(literal: &Literal) -> Vec<Value> {
+    with_native!(literal.element_type(), T => {
+        let typed: &[T] = literal.memory::<T>().unwrap_or_else(|e| panic!("memory of a literal: {e}"));
+        typed.iter().map(|&v| v.to_value()).collect()
+    })
+}
+
+/// The buffer offsets of `shape`'s padding: every offset that no element's index maps to.
+pub fn padding_offsets(shape: &Shape) -> Vec<usize> {
+    let len = Literal::zeros(shape).map(|l| memory_of(&l).len()).unwrap_or(0);
+    let mut is_element = vec![false; len];
+    let dims = shape.dimensions().to_vec();
+    let count: i64 = dims.iter().product();
+    let mut index = vec![0i64; dims.len()];
+    for _ in 0..count {
+        let offset = shape.linear_index(&index).unwrap_or_else(|e| panic!("index {index:?} of {shape}: {e}"));
+        is_element[offset as usize] = true;
+        for d in (0..dims.len()).rev() {
+            index[d] += 1;
+            if index[d] < dims[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    (0..len).filter(|&o| !is_element[o]).collect()
 }
 
 /// A value of `ty` as a Rust expression (`1.5f32`, `i8::MIN`, `half::bf16::from_f32(2.0f32)`).

@@ -91,9 +91,8 @@ fn rows<T: NativeType + Element, I: NativeType + Element>(
         false => (0..rows).map(reduce_row).collect(),
     };
     let (v, i): (Vec<T>, Vec<I>) = results.into_iter().unzip();
-    *out_values = Literal::from_vec(out_values.shape(), v)?;
-    *out_indices = Literal::from_vec(out_indices.shape(), i)?;
-    Ok(())
+    out_values.fill_from_vec(v)?;
+    out_indices.fill_from_vec(i)
 }
 
 /// Whether `x` is NaN (the only value not equal to itself).

@@ -46,9 +46,7 @@ pub(crate) fn bitcast_convert(operand: &Literal, out: &mut Literal) -> Result<()
         values.into_iter().for_each(|v| v.put(&mut bytes));
         bytes
     });
-    let shape = out.shape().clone();
-    *out = with_native_type!(shape.element_type(), D => {
-        Literal::from_vec(&shape, bytes.chunks_exact(D::SIZE).map(D::take).collect())?
-    });
-    Ok(())
+    with_native_type!(out.element_type(), D => {
+        out.fill_from_vec(bytes.chunks_exact(D::SIZE).map(D::take).collect::<Vec<D>>())
+    })
 }

@@ -23,7 +23,8 @@ pub(crate) enum Combine<'a> {
 /// XLA's reduce of `operands` (one set of dimensions) over `dimensions`, each output element
 /// folded sequentially from `inits` with `apply(accumulators…, values…)`, the reduced
 /// dimensions walked as nested loops in the order listed (the first outermost), as XLA's CPU
-/// backend does; results into `outs` (one per operand, of the kept dimensions).
+/// backend does; results into `outs` (one per operand, of the kept dimensions). Over no
+/// dimension the operands come back unchanged.
 pub(crate) fn reduce(
     operands: &[&Literal],
     inits: &[&Literal],
@@ -62,7 +63,12 @@ pub(crate) fn reduce(
     for output in 0..out_positions.first().map_or(0, Vec::len) {
         let base: Vec<usize> = bases.iter_mut().map(|b| b.next().unwrap_or(0)).collect();
         let mut accumulators = initial.clone();
-        let steps = inner.first().map_or(0, Vec::len);
+        if reduced.is_empty() {
+            // XLA returns the operands of a reduce over no dimension unchanged, the inits unused.
+            accumulators.clear();
+            accumulators.extend(operands.iter().zip(&base).map(|(o, &b)| Scalar::read(o, b)));
+        }
+        let steps = if reduced.is_empty() { 0 } else { inner.first().map_or(0, Vec::len) };
         for step in 0..steps {
             arguments.clear();
             arguments.extend_from_slice(&accumulators);

@@ -77,13 +77,11 @@ pub(crate) fn rng_bit_generator(
         }
         _ => invalid_argument!("the state {} does not suit {}", state.shape(), algorithm.hlo_name()),
     };
-    *state_out = Literal::from_vec(state_out.shape(), new_state)?;
-    let shape = bits.shape().clone();
-    *bits = with_native_type!(shape.element_type(), T => {
+    state_out.fill_from_vec(new_state)?;
+    with_native_type!(bits.element_type(), T => {
         // The output type is unsigned: its low bits (XLA keeps the low bits of 32-bit words).
-        Literal::from_vec(&shape, values.into_iter().map(|v| T::narrow(Wide::Int(i128::from(v)))).collect::<Vec<T>>())?
-    });
-    Ok(())
+        bits.fill_from_vec(values.into_iter().map(|v| T::narrow(Wide::Int(i128::from(v)))).collect::<Vec<T>>())
+    })
 }
 
 /// ThreeFry's 32-bit words for `dimensions` (narrower outputs keep their low bits): elements
