@@ -92,3 +92,29 @@ fn a_tuple_of_statistics() {
 fn a_loop_and_a_conditional() {
     check("loops.hlo", "loops", "loops");
 }
+
+/// The whole programs `scripts/bench_vs_jax.py` times (`examples/hlo/programs/`, made by its
+/// `generate.py`): each imports and compiles fused and unfused (the script checks their
+/// values against jax's).
+#[test]
+fn every_benchmark_program_imports_and_compiles() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/hlo/programs");
+    let mut modules: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
+        .collect();
+    modules.sort();
+    assert!(modules.len() >= 12, "{modules:?}");
+    for path in modules {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let computation =
+            XlaComputation::from_hlo_text(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for fusion in [true, false] {
+            let options = CompileOptions { fusion, ..CompileOptions::default() };
+            computation
+                .compile(&options)
+                .unwrap_or_else(|e| panic!("{} (fusion {fusion}): {e}", path.display()));
+        }
+    }
+}

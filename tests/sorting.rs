@@ -189,3 +189,151 @@ fn sort_and_top_k_print_and_reject_as_xla() {
         .to_string()
         .starts_with("k=6 is larger than the last dimension of size=5"));
 }
+
+/// A module of `tests/data/jax_scalar_functions` (what jax 0.6.0 writes for `jnp.sort` and
+/// friends).
+fn jax_module(name: &str) -> XlaComputation {
+    let path = format!("{}/tests/data/jax_scalar_functions/{name}.hlo", env!("CARGO_MANIFEST_DIR"));
+    XlaComputation::from_hlo_text(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// Values that make ties, NaNs of both signs and two payloads, both zeros and infinities.
+const SPECIALS: [f64; 10] =
+    [f64::NAN, -f64::NAN, 0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, 1.0, -1.0, 2.5, 1.0];
+
+/// jax's order of floats: NaNs last and equal, -0 equal to +0, else by value.
+fn jax_order(a: f64, b: f64) -> std::cmp::Ordering {
+    let canonical = |v: f64| {
+        if v.is_nan() {
+            f64::NAN
+        } else if v == 0.0 {
+            0.0
+        } else {
+            v
+        }
+    };
+    canonical(a).total_cmp(&canonical(b))
+}
+
+/// `count` draws from [`SPECIALS`] and small integers, the `k`th trial's.
+fn draws(k: u64, count: usize) -> Vec<f64> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ k.wrapping_mul(0x2545_f491_4f6c_dd1d);
+    (0..count)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            match state % 3 {
+                0 => SPECIALS[(state >> 8) as usize % SPECIALS.len()],
+                _ => ((state >> 8) % 7) as f64 - 3.0,
+            }
+        })
+        .collect()
+}
+
+/// The stable order of each row (of `width`) of `keys` by `order`: the positions, per row.
+fn stable_order(
+    keys: &[f64],
+    width: usize,
+    order: impl Fn(usize, usize) -> std::cmp::Ordering,
+) -> Vec<usize> {
+    keys.chunks(width)
+        .enumerate()
+        .flat_map(|(r, row)| {
+            let mut positions: Vec<usize> = (0..row.len()).collect();
+            positions.sort_by(|&a, &b| order(r * width + a, r * width + b));
+            positions
+        })
+        .collect()
+}
+
+#[test]
+fn jax_float_sorts_order_nans_last_and_zeros_as_equal_keeping_each_value() -> Result<()> {
+    for (name, ty, axis) in [
+        ("sort_f32", ElementType::F32, 1),
+        ("sort_f64", ElementType::F64, 0),
+        ("sort_bf16", ElementType::Bf16, 1),
+        ("sort_f16", ElementType::F16, 1),
+        ("sort_s32", ElementType::S32, 1),
+        ("sort_u8", ElementType::U8, 1),
+    ] {
+        let computation = jax_module(name);
+        for trial in 0..40 {
+            let values = draws(trial, 32);
+            let values: Vec<f64> = match ty.is_float() {
+                true => values,
+                false => values.iter().map(|v| if v.is_finite() { v.abs() } else { 9.0 }).collect(),
+            };
+            let shape = Shape::new(ElementType::F64, &[4, 8]);
+            let x = convert_literal(&Literal::from_vec(&shape, values.clone())?, ty)?;
+            // The reference: each slice along `axis` sorted stably in jax's order.
+            // Slices as rows: the matrix itself along axis 1, its transpose along axis 0.
+            let width = if axis == 1 { 8 } else { 4 };
+            let converted = x_values(&x)?;
+            let keys = if axis == 1 { converted } else { transposed(&converted, 4, 8) };
+            let order = stable_order(&keys, width, |a, b| jax_order(keys[a], keys[b]));
+            let bits = golden::bits(&x);
+            let along = if axis == 1 { bits } else { transposed(&bits, 4, 8) };
+            let rows: Vec<u64> =
+                order.iter().enumerate().map(|(i, &p)| along[(i / width) * width + p]).collect();
+            let sorted_bits = if axis == 1 { rows } else { transposed(&rows, 8, 4) };
+            assert_eq!(run(&computation, &[&x])?, vec![sorted_bits], "{name}, trial {trial}");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn jax_argsorts_and_multi_key_sorts_are_stable_in_jax_order() -> Result<()> {
+    let f32s =
+        |values: &[f64]| Literal::from_vec(&shape!(f32[4, 8]), values.iter().map(|&v| v as f32).collect());
+    for trial in 0..60 {
+        let values = draws(trial, 32);
+        let x = f32s(&values)?;
+        let ascending = stable_order(&values, 8, |a, b| jax_order(values[a], values[b]));
+        // argsort: the stable positions, as s32 (x64 off when it was written: s32 indices).
+        let got = run(&jax_module("argsort"), &[&x])?;
+        assert_eq!(got[0], ascending.iter().map(|&p| p as u64).collect::<Vec<_>>(), "argsort, trial {trial}");
+        // jax's descending argsort reverses, sorts (ties by the reversed position) and reverses.
+        let reversed: Vec<f64> = values.chunks(8).flat_map(|r| r.iter().rev().copied()).collect();
+        let order = stable_order(&reversed, 8, |a, b| jax_order(reversed[a], reversed[b]));
+        let descending: Vec<u64> = order
+            .chunks(8)
+            .flat_map(|r| r.iter().rev().map(|&p| (7 - p) as u64).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(run(&jax_module("argsort_desc"), &[&x])?, vec![descending], "argsort_desc, trial {trial}");
+        // Two keys: the floats in jax's order, ties by the integers; the values carried.
+        let ints: Vec<i32> =
+            draws(trial + 1000, 32).iter().map(|v| if v.is_finite() { *v as i32 } else { 5 }).collect();
+        let y = Literal::from_vec(&shape!(s32[4, 8]), ints.clone())?;
+        let order =
+            stable_order(&values, 8, |a, b| jax_order(values[a], values[b]).then(ints[a].cmp(&ints[b])));
+        let keys: Vec<u64> =
+            order.iter().enumerate().map(|(i, &p)| (values[i / 8 * 8 + p] as f32).to_bits() as u64).collect();
+        let carried: Vec<u64> =
+            order.iter().enumerate().map(|(i, &p)| ints[i / 8 * 8 + p] as i64 as u64).collect();
+        assert_eq!(
+            run(&jax_module("sort_two_keys"), &[&x, &y])?,
+            vec![keys, carried],
+            "two keys, trial {trial}"
+        );
+    }
+    Ok(())
+}
+
+/// `literal` (f64) converted to `ty` by a one-op computation.
+fn convert_literal(literal: &Literal, ty: ElementType) -> Result<Literal> {
+    let b = XlaBuilder::new("convert");
+    let x = b.parameter(0, literal.shape(), "x");
+    b.build(convert_element_type(x, ty))?.compile(&CompileOptions::default())?.execute(&[literal])
+}
+
+/// A literal's values, as f64.
+fn x_values(literal: &Literal) -> Result<Vec<f64>> {
+    convert_literal(literal, ElementType::F64)?.to_vec::<f64>()
+}
+
+/// A row-major `rows`×`columns` matrix transposed.
+fn transposed<T: Copy>(values: &[T], rows: usize, columns: usize) -> Vec<T> {
+    (0..columns).flat_map(|c| (0..rows).map(move |r| values[r * columns + c])).collect()
+}

@@ -245,6 +245,12 @@ impl Executable {
         &self.options
     }
 
+    /// The plan (for tests that look inside it).
+    #[cfg(test)]
+    pub(crate) fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
     fn parallel(&self) -> bool {
         self.options.num_threads != Some(1)
     }

@@ -2,9 +2,10 @@
 //! buffers.
 
 mod buffer_assignment;
+mod comparator;
 pub(crate) mod dot_step;
 pub(crate) mod element;
-mod executable;
+pub(crate) mod executable;
 mod half_convert;
 mod heap;
 pub(crate) mod kernels;

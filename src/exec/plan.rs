@@ -8,9 +8,10 @@ use std::sync::Arc;
 use crate::attributes::{
     BinaryOp, ConvolutionDimensionNumbers, GatherDimensionNumbers, ScatterDimensionNumbers, Window,
 };
-use crate::attributes::{ComparisonDirection, PaddingConfig, RandomAlgorithm};
+use crate::attributes::{PaddingConfig, RandomAlgorithm};
 use crate::error::{Error, Result};
 use crate::exec::buffer_assignment::{self, BufferAssignment, Holds, Placement};
+use crate::exec::comparator::{key_order, Key};
 use crate::exec::dot_step::{DotStep, TypedProduct};
 use crate::exec::heap::Heap;
 use crate::exec::kernels::arg_reduce::{self, ArgExtreme};
@@ -74,11 +75,11 @@ enum Step {
         dimension: i64,
     },
     Pad(PaddingConfig),
-    /// A sort along `dimension`: by a native comparison of the first operand's keys where the
-    /// comparator is one, else by the comparator applied to scalars.
+    /// A sort along `dimension`: by native words of the keys where the comparator is an order
+    /// of keys, else by the comparator applied to scalars.
     Sort {
         dimension: usize,
-        keys: Option<ComparisonDirection>,
+        keys: Option<Vec<Key>>,
         comparator: Function,
     },
     TopK {
@@ -707,12 +708,8 @@ impl Plan {
                     comparator.apply(arguments, &mut results, registers)?;
                     Ok(results.first() == Some(&Scalar::Pred(true)))
                 };
-                let comparator = match keys {
-                    Some(direction) => sort::Comparator::Keys(*direction),
-                    None => sort::Comparator::Scalars(&less),
-                };
                 let mut targets: Vec<&mut Literal> = outs.iter_mut().collect();
-                sort::sort(arrays, *dimension, &comparator, parallel, &mut targets)
+                sort::sort(arrays, *dimension, keys.as_deref(), &less, parallel, &mut targets)
             }
             Step::ArgReduce { kind, dimension } => {
                 let (&[values, indices], &[init_value, init_index]) = (&arrays[..2], &arrays[2..]) else {
@@ -805,18 +802,6 @@ fn canonical(computation: &HloComputation, id: InstructionId) -> String {
     }
 }
 
-/// The first operand's comparison if `comparator` is `compare(p0, p1)`: a native comparison
-/// of the keys sorts exactly as it does.
-fn key_comparison(comparator: &HloComputation) -> Option<ComparisonDirection> {
-    let root = &comparator.instructions[comparator.root];
-    let Opcode::Compare(direction) = root.opcode else { return None };
-    let parameter = |k: usize| match comparator.instructions[root.operands[k]].opcode {
-        Opcode::Parameter { number } => Some(number),
-        _ => None,
-    };
-    (parameter(0)? == 0 && parameter(1)? == 1).then_some(direction)
-}
-
 /// The step that computes instruction `id` of `computation`.
 fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
     let instruction = &computation.instructions[id];
@@ -857,7 +842,7 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         Opcode::Call { computation: called } => Step::Call(Box::new(Plan::new(called.clone())?)),
         Opcode::Sort { dimension, comparator, .. } => Step::Sort {
             dimension: *dimension as usize,
-            keys: key_comparison(comparator),
+            keys: key_order(comparator),
             comparator: Function::new(comparator)?,
         },
         Opcode::TopK { k, largest } => Step::TopK { k: *k as usize, largest: *largest },
@@ -986,8 +971,78 @@ pub(crate) fn evaluate(computation: &HloComputation, arguments: &[&Literal]) -> 
 }
 
 #[cfg(test)]
+impl Plan {
+    /// What the plan (and every plan inside it) leaves to run as a plan per element or per
+    /// comparison: scalar functions that did not compile to scalar programs, and sorts whose
+    /// comparator is not an order of keys; each named by its instruction.
+    fn interpreted(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for (id, step) in self.steps.iter().enumerate() {
+            let name = &self.computation.instructions[id].name;
+            let functions: Vec<&Function> = match step {
+                Step::InterpretedReduce { reducer, .. } | Step::ReduceWindow { reducer, .. } => vec![reducer],
+                Step::Map(function) | Step::Scatter { update: function, .. } => vec![function],
+                Step::Sort { comparator, keys, .. } => {
+                    if keys.is_none() {
+                        found.push(format!("{name}: a sort by its comparator"));
+                    }
+                    vec![comparator]
+                }
+                Step::SelectAndScatter { select, scatter, .. } => vec![select, scatter],
+                Step::While { condition, body } => {
+                    found.extend(condition.interpreted());
+                    found.extend(body.interpreted());
+                    vec![]
+                }
+                Step::Conditional(branches) => {
+                    branches.iter().for_each(|b| found.extend(b.interpreted()));
+                    vec![]
+                }
+                Step::Call(plan) => {
+                    found.extend(plan.interpreted());
+                    vec![]
+                }
+                _ => vec![],
+            };
+            for function in functions {
+                if let Function::Planned(_) = function {
+                    found.push(format!("{name}: a scalar function run as a plan"));
+                }
+            }
+        }
+        found
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    /// jax's programs whose scalar functions are what jax writes (tests/data/
+    /// jax_scalar_functions): sorts by jax's NaN-canonicalizing total-order comparator on one
+    /// or two keys, ascending and descending, argmax and argmin, sums, maxima, a max pool's
+    /// gradient, scatters: every function compiles to a scalar program, every sort to keys.
+    #[test]
+    fn jax_scalar_functions_compile_to_native_paths() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/jax_scalar_functions");
+        let mut modules = 0;
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "hlo") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let computation = crate::hlo::computation::XlaComputation::from_hlo_text(&text).unwrap();
+            for fusion in [true, false] {
+                let options = crate::exec::executable::CompileOptions { fusion, ..Default::default() };
+                let executable = computation.compile(&options).unwrap();
+                let interpreted = executable.plan().interpreted();
+                assert!(interpreted.is_empty(), "{}: {interpreted:?}", path.display());
+            }
+            modules += 1;
+        }
+        assert!(modules >= 20, "{modules} modules in {}", folder.display());
+    }
     use crate::builder::{and, eq, gt, lt, ne, or, select, tuple, XlaBuilder};
     use crate::element_type::ElementType;
 

@@ -9,6 +9,7 @@ use crate::exec::element::{convert, with_binary_fn, Element};
 use crate::exec::math::{chunk_loops_fuse, Fused, MulAdd, Separate};
 use crate::hlo::ir::{HloComputation, Opcode};
 use crate::literal::Literal;
+use crate::shape::Shape;
 use crate::storage::with_native_type;
 
 /// One value of any element type.
@@ -113,6 +114,46 @@ impl Scalar {
     }
 }
 
+impl Scalar {
+    /// The scalar's bits, zero-extended.
+    fn bits(self) -> u64 {
+        match self {
+            Scalar::Pred(v) => u64::from(v),
+            Scalar::S8(v) => u64::from(v as u8),
+            Scalar::S16(v) => u64::from(v as u16),
+            Scalar::S32(v) => u64::from(v as u32),
+            Scalar::S64(v) => v as u64,
+            Scalar::U8(v) => u64::from(v),
+            Scalar::U16(v) => u64::from(v),
+            Scalar::U32(v) => u64::from(v),
+            Scalar::U64(v) => v,
+            Scalar::F16(v) => u64::from(v.to_bits()),
+            Scalar::Bf16(v) => u64::from(v.to_bits()),
+            Scalar::F32(v) => u64::from(v.to_bits()),
+            Scalar::F64(v) => v.to_bits(),
+        }
+    }
+
+    /// The scalar of `element_type` whose bits are the low bits of `bits`.
+    fn from_bits(element_type: ElementType, bits: u64) -> Scalar {
+        match element_type {
+            ElementType::Pred => Scalar::Pred(bits & 1 == 1),
+            ElementType::S8 => Scalar::S8(bits as u8 as i8),
+            ElementType::S16 => Scalar::S16(bits as u16 as i16),
+            ElementType::S32 => Scalar::S32(bits as u32 as i32),
+            ElementType::S64 => Scalar::S64(bits as i64),
+            ElementType::U8 => Scalar::U8(bits as u8),
+            ElementType::U16 => Scalar::U16(bits as u16),
+            ElementType::U32 => Scalar::U32(bits as u32),
+            ElementType::U64 => Scalar::U64(bits),
+            ElementType::F16 => Scalar::F16(half::f16::from_bits(bits as u16)),
+            ElementType::Bf16 => Scalar::Bf16(half::bf16::from_bits(bits as u16)),
+            ElementType::F32 => Scalar::F32(f32::from_bits(bits as u32)),
+            ElementType::F64 => Scalar::F64(f64::from_bits(bits)),
+        }
+    }
+}
+
 /// One operation of a scalar program, over register numbers.
 #[derive(Clone, Debug)]
 enum Op {
@@ -124,6 +165,8 @@ enum Op {
     Select(usize, usize, usize),
     Clamp(usize, usize, usize),
     Convert(ElementType, usize),
+    /// The bits of a register as another type of the same size.
+    Bitcast(ElementType, usize),
 }
 
 /// A computation of scalars, ready to run.
@@ -138,48 +181,21 @@ pub(crate) struct ScalarProgram {
 }
 
 impl ScalarProgram {
-    /// Compiles `computation`, or `None` if it is not made of scalars and element-wise ops
-    /// (such a computation runs as a plan instead).
+    /// Compiles `computation`, or `None` if it is not a function of scalars: made of scalar
+    /// element-wise ops, conversions and bitcasts, no-op broadcasts and reshapes of scalars,
+    /// tuples of scalars taken apart again, and calls of such computations (inlined). A
+    /// computation that is not runs as a plan instead.
     pub(crate) fn compile(computation: &HloComputation) -> Option<ScalarProgram> {
         let mut ops = Vec::with_capacity(computation.instructions.len());
-        for instruction in &computation.instructions {
-            let scalar = instruction.shape.is_scalar();
-            let operand = |k: usize| instruction.operands.get(k).copied();
-            let op = match &instruction.opcode {
-                Opcode::Tuple => {
-                    ops.push(Op::Parameter(usize::MAX)); // a placeholder nothing reads
-                    continue;
-                }
-                _ if !scalar => return None,
-                Opcode::Parameter { number } => Op::Parameter(*number as usize),
-                Opcode::Constant(literal) => Op::Constant(Scalar::read(literal, 0)),
-                Opcode::Unary(op) => Op::Unary(*op, operand(0)?),
-                Opcode::Binary(op) => Op::Binary(*op, operand(0)?, operand(1)?),
-                Opcode::Compare(direction) => Op::Compare(*direction, operand(0)?, operand(1)?),
-                Opcode::Select => Op::Select(operand(0)?, operand(1)?, operand(2)?),
-                Opcode::Clamp => Op::Clamp(operand(0)?, operand(1)?, operand(2)?),
-                Opcode::Convert => Op::Convert(instruction.shape.element_type(), operand(0)?),
-                _ => return None,
-            };
-            ops.push(op);
-        }
-        let root = &computation.instructions[computation.root];
-        let outputs = match root.opcode {
-            Opcode::Tuple => root.operands.clone(),
-            _ => vec![computation.root],
-        };
-        // A tuple is allowed only as the root, of scalars.
-        let inner_tuple = computation
-            .instructions
-            .iter()
-            .enumerate()
-            .any(|(id, i)| matches!(i.opcode, Opcode::Tuple) && id != computation.root);
-        let tuple_of_tuples = outputs.iter().any(|&o| !computation.instructions[o].shape.is_scalar());
-        (!inner_tuple && !tuple_of_tuples).then_some(ScalarProgram {
-            ops,
-            outputs,
-            fused: chunk_loops_fuse(),
-        })
+        let parameters = computation.parameters().len();
+        let arguments: Vec<usize> = (0..parameters)
+            .map(|number| {
+                ops.push(Op::Parameter(number));
+                ops.len() - 1
+            })
+            .collect();
+        let outputs = inline(computation, &arguments, &mut ops)?;
+        Some(ScalarProgram { ops, outputs, fused: chunk_loops_fuse() })
     }
 
     /// Runs the program on `arguments` (one per parameter), using `registers` as scratch (it
@@ -204,6 +220,7 @@ impl ScalarProgram {
             let value = match *op {
                 Op::Parameter(number) => arguments.get(number).copied().unwrap_or(Scalar::Pred(false)),
                 Op::Constant(value) => value,
+                Op::Bitcast(to, a) => Scalar::from_bits(to, r(a).bits()),
                 Op::Unary(op, a) => unary::<M>(op, r(a)),
                 Op::Binary(op, a, b) => binary(op, r(a), r(b)),
                 Op::Compare(direction, a, b) => Scalar::Pred(compare(direction, r(a), r(b))),
@@ -217,6 +234,67 @@ impl ScalarProgram {
             registers.push(value);
         }
     }
+}
+
+/// Appends the operations of `computation`, its parameters in the registers `arguments`, and
+/// returns the registers of its results (the root, or the elements of a root tuple); `None`
+/// if it is not a function of scalars (see [`ScalarProgram::compile`]). An instruction that
+/// leaves a scalar as it is (a broadcast, reshape or transpose of one) takes its operand's
+/// register; a tuple of scalars is the list of its elements' registers.
+fn inline(computation: &HloComputation, arguments: &[usize], ops: &mut Vec<Op>) -> Option<Vec<usize>> {
+    let mut registers: Vec<Vec<usize>> = Vec::with_capacity(computation.instructions.len());
+    for instruction in &computation.instructions {
+        let single = |k: usize| -> Option<usize> {
+            let id = *instruction.operands.get(k)?;
+            match registers.get(id)?.as_slice() {
+                [register] if !computation.instructions[id].shape.is_tuple() => Some(*register),
+                _ => None,
+            }
+        };
+        let all = || (0..instruction.operands.len()).map(single).collect::<Option<Vec<usize>>>();
+        let scalar = instruction.shape.is_scalar();
+        let op = match &instruction.opcode {
+            Opcode::Parameter { number } if scalar => {
+                registers.push(vec![*arguments.get(usize::try_from(*number).ok()?)?]);
+                continue;
+            }
+            Opcode::Tuple if instruction.shape.tuple_shapes().iter().all(Shape::is_scalar) => {
+                registers.push(all()?);
+                continue;
+            }
+            Opcode::GetTupleElement { index } => {
+                let tuple = registers.get(*instruction.operands.first()?)?;
+                registers.push(vec![*tuple.get(usize::try_from(*index).ok()?)?]);
+                continue;
+            }
+            Opcode::Call { computation: called } => {
+                registers.push(inline(called, &all()?, ops)?);
+                continue;
+            }
+            _ if !scalar => return None,
+            Opcode::Broadcast { .. } | Opcode::Reshape | Opcode::Transpose { .. } => {
+                registers.push(vec![single(0)?]);
+                continue;
+            }
+            Opcode::Constant(literal) => Op::Constant(Scalar::read(literal, 0)),
+            Opcode::Unary(op) => Op::Unary(*op, single(0)?),
+            Opcode::Binary(op) => Op::Binary(*op, single(0)?, single(1)?),
+            Opcode::Compare(direction) => Op::Compare(*direction, single(0)?, single(1)?),
+            Opcode::Select => Op::Select(single(0)?, single(1)?, single(2)?),
+            Opcode::Clamp => Op::Clamp(single(0)?, single(1)?, single(2)?),
+            Opcode::Convert => Op::Convert(instruction.shape.element_type(), single(0)?),
+            Opcode::BitcastConvert => Op::Bitcast(instruction.shape.element_type(), single(0)?),
+            _ => return None,
+        };
+        ops.push(op);
+        registers.push(vec![ops.len() - 1]);
+    }
+    let root_shape = &computation.instructions[computation.root].shape;
+    let scalars = match root_shape.is_tuple() {
+        true => root_shape.tuple_shapes().iter().all(Shape::is_scalar),
+        false => root_shape.is_scalar(),
+    };
+    scalars.then(|| registers.get(computation.root).cloned()).flatten()
 }
 
 fn unary<M: MulAdd>(op: UnaryOp, x: Scalar) -> Scalar {
@@ -288,7 +366,6 @@ fn convert_to(to: ElementType, x: Scalar) -> Scalar {
 mod tests {
     use super::*;
     use crate::builder::{add, and, eq, gt, lt, or, select, tuple, XlaBuilder};
-    use crate::shape::Shape;
 
     #[test]
     fn an_argmax_reducer_runs_on_scalars() {

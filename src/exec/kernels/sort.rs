@@ -1,27 +1,20 @@
-//! `sort` and `top_k`. Sort runs a stable merge sort on every slice along its dimension, in
-//! parallel across slices, with the comparator compiled to a native comparison where it is one
-//! (`lt`/`gt` of the first operand) and applied as a scalar function otherwise; a merge sort
-//! never misbehaves with a comparator that is not a strict weak order (plain `lt` with NaNs).
+//! `sort` and `top_k`. Sort orders every slice along its dimension, in parallel across
+//! slices: by native words when the comparator is an order of keys (`exec/comparator.rs`),
+//! each element's keys turned into unsigned integers that order as the comparator does and
+//! sorted with the element's position as the last key (so the order is the stable one); by a
+//! stable merge sort calling the comparator (a compiled scalar program) otherwise, which never
+//! misbehaves with a comparator that is not a strict weak order (plain `lt` with NaNs).
 //! `top_k` is a selection by XLA's total order, ties to the lower index.
 
-use std::cmp::Ordering;
+use std::borrow::Cow;
 
 use rayon::prelude::*;
 
-use crate::attributes::ComparisonDirection;
 use crate::error::{invalid_argument, Result};
-use crate::exec::element::Element;
+use crate::exec::comparator::{Key, KeyMap};
 use crate::exec::scalar_program::Scalar;
 use crate::literal::Literal;
 use crate::storage::{with_native_type, NativeType};
-
-/// How a sort compares two elements.
-pub(crate) enum Comparator<'f> {
-    /// `compare(operand0[a], operand0[b]), direction`: a native comparison of the keys.
-    Keys(ComparisonDirection),
-    /// Any comparator, applied to scalars.
-    Scalars(Less<'f>),
-}
 
 /// A comparator applied to scalars: `less(lhs0, rhs0, lhs1, rhs1, …)`, given a scratch vector.
 pub(crate) type Less<'f> = &'f (dyn Fn(&[Scalar], &mut Vec<Scalar>) -> Result<bool> + Sync);
@@ -29,21 +22,18 @@ pub(crate) type Less<'f> = &'f (dyn Fn(&[Scalar], &mut Vec<Scalar>) -> Result<bo
 /// Below this many elements a sort runs on the calling thread.
 const PARALLEL_ELEMENTS: usize = 1 << 14;
 
-/// Sorts `operands` (of one set of dimensions) along `dimension` together, by `comparator`,
-/// into `outs` (one per operand, any layouts).
+/// Sorts `operands` (of one set of dimensions) along `dimension` together into `outs` (one per
+/// operand, any layouts): by `keys` where the comparator is an order of them, else (and for a
+/// slice whose plain float keys hold a NaN, which `compare` leaves unordered) by `less`.
 pub(crate) fn sort(
     operands: &[&Literal],
     dimension: usize,
-    comparator: &Comparator<'_>,
+    keys: Option<&[Key]>,
+    less: Less<'_>,
     parallel: bool,
     outs: &mut [&mut Literal],
 ) -> Result<()> {
     let Some(first) = operands.first() else { return Ok(()) };
-    if let (Comparator::Keys(direction), [out]) = (comparator, &mut *outs) {
-        if operands.len() == 1 && sort_values(first, dimension, *direction, parallel, out)? {
-            return Ok(());
-        }
-    }
     let dimensions = first.shape().dimensions().to_vec();
     let length = dimensions.get(dimension).copied().unwrap_or(1) as usize;
     let count = first.shape().element_count() as usize;
@@ -71,33 +61,25 @@ pub(crate) fn sort(
                 .map(|i| (base + i as i64 * strides.get(dimension).copied().unwrap_or(0)) as usize)
                 .collect()
         };
-        match comparator {
-            Comparator::Keys(direction) => with_native_type!(first.element_type(), T => {
-                let memory = first.memory::<T>()?;
-                let keys: Vec<T> = positions(first).into_iter().map(|p| memory[p]).collect();
-                Ok(sort_keys(&keys, *direction))
-            }),
-            Comparator::Scalars(less) => {
-                let columns: Vec<Vec<Scalar>> = operands
-                    .iter()
-                    .map(|o| positions(o).into_iter().map(|p| Scalar::read(o, p)).collect())
-                    .collect();
-                let (mut arguments, mut registers) = (Vec::with_capacity(2 * columns.len()), Vec::new());
-                let mut failure = None;
-                let permutation = merge_sort_permutation(length, |a, b| {
-                    arguments.clear();
-                    for column in &columns {
-                        arguments.push(column[a]);
-                        arguments.push(column[b]);
-                    }
-                    less(&arguments, &mut registers).unwrap_or_else(|e| {
-                        failure.get_or_insert(e);
-                        false
-                    })
-                });
-                failure.map_or(Ok(permutation), Err)
-            }
+        if let Some(permutation) = keys.and_then(|keys| keyed_permutation(operands, keys, &positions)) {
+            return Ok(permutation);
         }
+        let columns: Vec<Vec<Scalar>> =
+            operands.iter().map(|o| positions(o).into_iter().map(|p| Scalar::read(o, p)).collect()).collect();
+        let (mut arguments, mut registers) = (Vec::with_capacity(2 * columns.len()), Vec::new());
+        let mut failure = None;
+        let permutation = merge_sort_permutation(length, |a, b| {
+            arguments.clear();
+            for column in &columns {
+                arguments.push(column[a]);
+                arguments.push(column[b]);
+            }
+            less(&arguments, &mut registers).unwrap_or_else(|e| {
+                failure.get_or_insert(e);
+                false
+            })
+        });
+        failure.map_or(Ok(permutation), Err)
     };
     let permutations: Vec<Vec<u32>> = match parallel && count >= PARALLEL_ELEMENTS && slices > 1 {
         true => (0..slices).into_par_iter().map(permutation_of).collect::<Result<_>>()?,
@@ -125,121 +107,128 @@ pub(crate) fn sort(
     Ok(())
 }
 
-/// One operand sorted by `lt` or `gt` of itself: each slice's values sorted directly (an
-/// unstable sort, as fast as the standard library's), where equal keys are identical, so any
-/// order of them is the stable one: no NaN (which `lt` does not order) and not both zeros.
-/// Returns false, having written nothing, where that does not hold.
-fn sort_values(
-    operand: &Literal,
-    dimension: usize,
-    direction: ComparisonDirection,
-    parallel: bool,
-    out: &mut Literal,
-) -> Result<bool> {
-    let ascending = match direction {
-        ComparisonDirection::Lt => true,
-        ComparisonDirection::Gt => false,
-        _ => return Ok(false),
-    };
-    let shape = operand.shape();
-    if shape.dimensions() != out.shape().dimensions() || dimension >= shape.rank() {
-        return Ok(false);
-    }
-    let length = shape.dimensions()[dimension] as usize;
-    let count = shape.element_count() as usize;
-    if length == 0 || count == 0 {
-        return Ok(true);
-    }
-    let kept: Vec<usize> = (0..shape.rank()).filter(|&d| d != dimension).collect();
-    let (from, to) = (shape.strides(), out.shape().strides());
-    // The first buffer position of slice `s` (row-major over the kept dimensions).
-    let base = |strides: &[i64], s: usize| -> i64 {
-        let mut rest = s;
-        kept.iter().rev().fold(0, |offset, &d| {
-            let size = shape.dimensions()[d] as usize;
-            let i = rest % size;
-            rest /= size;
-            offset + i as i64 * strides[d]
+/// The stable order of one slice (its elements at `positions(operand)` of each operand) by
+/// `keys`, as native words; `None` if a plain float key holds a NaN.
+fn keyed_permutation(
+    operands: &[&Literal],
+    keys: &[Key],
+    positions: &dyn Fn(&Literal) -> Vec<usize>,
+) -> Option<Vec<u32>> {
+    let words: Vec<(Vec<u64>, u32)> = keys
+        .iter()
+        .map(|key| {
+            let operand = operands.get(key.operand)?;
+            with_native_type!(operand.element_type(), T => {
+                let memory = operand.memory::<T>().ok()?;
+                let flip = if key.descending { u64::MAX >> (64 - T::WORD_BITS) } else { 0 };
+                let words = positions(operand)
+                    .into_iter()
+                    .map(|p| memory[p].word(key.map).map(|w| w ^ flip))
+                    .collect::<Option<Vec<u64>>>()?;
+                Some((words, T::WORD_BITS))
+            })
         })
-    };
-    with_native_type!(operand.element_type(), T => {
-        let source = operand.memory::<T>()?;
-        let zero = <T as NativeType>::ZERO;
-        let (mut positive_zero, mut negative_zero) = (false, false);
-        #[allow(clippy::eq_op)] // x == x is false exactly for NaN
-        let no_nan = source.iter().all(|&v| {
-            if v == zero {
-                let negative = TotalOrder::total_cmp(&v, &zero) == Ordering::Less;
-                negative_zero |= negative;
-                positive_zero |= !negative;
-            }
-            v == v
-        });
-        if !no_nan || (positive_zero && negative_zero) {
-            return Ok(false);
+        .collect::<Option<_>>()?;
+    let length = words.first().map_or(0, |(w, _)| w.len());
+    Some(match &words[..] {
+        // One key of at most 32 bits: the word and the position packed in one u64.
+        [(word, bits)] if *bits <= 32 => {
+            let mut packed: Vec<u64> = word.iter().enumerate().map(|(i, &w)| (w << 32) | i as u64).collect();
+            packed.sort_unstable();
+            packed.into_iter().map(|p| p as u32).collect()
         }
-        let slices = count / length;
-        let sorted_slice = |s: usize| -> Vec<T> {
-            let (b, step) = (base(&from, s), from[dimension]);
-            let mut values: Vec<T> = (0..length).map(|i| source[(b + i as i64 * step) as usize]).collect();
-            values.sort_unstable_by(|a, b| {
-                let order = a.partial_cmp(b).unwrap_or(Ordering::Equal);
-                if ascending { order } else { order.reverse() }
+        [(word, _)] => {
+            let mut pairs: Vec<(u64, u32)> = word.iter().copied().zip(0..length as u32).collect();
+            pairs.sort_unstable();
+            pairs.into_iter().map(|(_, position)| position).collect()
+        }
+        _ => {
+            let mut order: Vec<u32> = (0..length as u32).collect();
+            order.sort_unstable_by(|&a, &b| {
+                words
+                    .iter()
+                    .map(|(w, _)| w[a as usize].cmp(&w[b as usize]))
+                    .find(|o| o.is_ne())
+                    .unwrap_or_else(|| a.cmp(&b))
             });
-            values
-        };
-        let sorted: Vec<Vec<T>> = if parallel && count >= PARALLEL_ELEMENTS && slices > 1 {
-            (0..slices).into_par_iter().map(sorted_slice).collect()
-        } else {
-            (0..slices).map(sorted_slice).collect()
-        };
-        let target = out.storage_mut()?.as_mut_slice::<T>()?;
-        for (s, values) in sorted.iter().enumerate() {
-            let (b, step) = (base(&to, s), to[dimension]);
-            for (i, &v) in values.iter().enumerate() {
-                target[(b + i as i64 * step) as usize] = v;
+            order
+        }
+    })
+}
+
+/// A value as a sort word: an unsigned integer of [`SortWord::WORD_BITS`] bits that orders as
+/// a key map orders the values.
+trait SortWord: Copy {
+    /// The bits of a word.
+    const WORD_BITS: u32;
+    /// The word of the value under `map`; `None` for a value `map` leaves unordered (a NaN
+    /// compared plainly).
+    fn word(self, map: KeyMap) -> Option<u64>;
+}
+
+macro_rules! sort_word_of_integers {
+    ($($t:ty: $bits:expr, $unsigned:ty),*) => {$(
+        impl SortWord for $t {
+            const WORD_BITS: u32 = $bits;
+            // Integers order alike in every map: the sign bit flipped makes them unsigned.
+            fn word(self, _map: KeyMap) -> Option<u64> {
+                #[allow(clippy::unnecessary_cast)]
+                let sign = <$t>::MIN as $unsigned;
+                Some(((self as $unsigned) ^ sign) as u64)
             }
         }
-    });
-    Ok(true)
+    )*};
 }
+sort_word_of_integers!(i8: 8, u8, i16: 16, u16, i32: 32, u32, i64: 64, u64, u8: 8, u8, u16: 16, u16, u32: 32, u32, u64: 64, u64);
 
-/// The stable order of `keys` by `compare(a, b), direction`. `lt` and `gt` over keys without
-/// NaN are strict weak orders: the standard library's stable sort of (key, position) pairs
-/// gives exactly the merge sort's order, faster. Anything else goes through the merge sort.
-fn sort_keys<T: PartialOrd + Copy>(keys: &[T], direction: ComparisonDirection) -> Vec<u32> {
-    #[allow(clippy::eq_op)] // x == x is false exactly for NaN
-    let comparable = keys.iter().all(|k| k == k);
-    let ascending = match direction {
-        ComparisonDirection::Lt => true,
-        ComparisonDirection::Gt => false,
-        _ => return merge_sort_permutation(keys.len(), |a, b| compare(direction, keys[a], keys[b])),
-    };
-    if !comparable {
-        return merge_sort_permutation(keys.len(), |a, b| compare(direction, keys[a], keys[b]));
+impl SortWord for bool {
+    const WORD_BITS: u32 = 1;
+    fn word(self, _map: KeyMap) -> Option<u64> {
+        Some(u64::from(self))
     }
-    let mut pairs: Vec<(T, u32)> = keys.iter().copied().zip(0..keys.len() as u32).collect();
-    pairs.sort_by(|a, b| {
-        let order = a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal);
-        if ascending {
-            order
-        } else {
-            order.reverse()
-        }
-    });
-    pairs.into_iter().map(|(_, position)| position).collect()
 }
 
-/// `a < b` (for `Lt`), `a > b` (for `Gt`), …: what `compare(a, b), direction` gives.
-fn compare<T: PartialOrd>(direction: ComparisonDirection, a: T, b: T) -> bool {
-    use ComparisonDirection::*;
-    match direction {
-        Lt => a < b,
-        Gt => a > b,
-        Le => a <= b,
-        Ge => a >= b,
-        Eq => a == b,
-        Ne => a != b,
+macro_rules! sort_word_of_floats {
+    ($($t:ty: $bits:expr, $nan:expr),*) => {$(
+        impl SortWord for $t {
+            const WORD_BITS: u32 = $bits;
+            fn word(self, map: KeyMap) -> Option<u64> {
+                let zero = <$t as NativeType>::ZERO;
+                #[allow(clippy::eq_op)] // x != x exactly for NaN
+                let value = match map {
+                    KeyMap::Plain if self != self => return None,
+                    // -0 and +0 are equal under `compare`, and jax's canonicalization.
+                    KeyMap::Plain | KeyMap::Canonical if self == zero => zero,
+                    KeyMap::Canonical if self != self => $nan,
+                    _ => self,
+                };
+                // The total order's word: the sign bit set for positive values, every bit
+                // flipped for negative ones.
+                let bits = u64::from(value.to_bits());
+                let sign = 1u64 << ($bits - 1);
+                Some(if bits & sign != 0 { !bits & (u64::MAX >> (64 - $bits)) } else { bits | sign })
+            }
+        }
+    )*};
+}
+sort_word_of_floats!(
+    f32: 32, f32::NAN,
+    half::f16: 16, half::f16::NAN,
+    half::bf16: 16, half::bf16::NAN
+);
+
+impl SortWord for f64 {
+    const WORD_BITS: u32 = 64;
+    fn word(self, map: KeyMap) -> Option<u64> {
+        #[allow(clippy::eq_op)] // x != x exactly for NaN
+        let value = match map {
+            KeyMap::Plain if self != self => return None,
+            KeyMap::Plain | KeyMap::Canonical if self == 0.0 => 0.0,
+            KeyMap::Canonical if self != self => f64::NAN,
+            _ => self,
+        };
+        let bits = value.to_bits();
+        Some(if bits >> 63 == 1 { !bits } else { bits | 1 << 63 })
     }
 }
 
@@ -285,30 +274,6 @@ fn merge_sort_permutation(n: usize, mut less: impl FnMut(usize, usize) -> bool) 
     order
 }
 
-/// XLA's total order of an element type: integers by value; floats by the signed magnitude of
-/// their bits (-NaN < -inf < … < -0 < +0 < … < +inf < +NaN).
-trait TotalOrder: Copy {
-    fn total_cmp(&self, other: &Self) -> Ordering;
-}
-
-macro_rules! total_order_by_ord {
-    ($($t:ty),*) => {$(
-        impl TotalOrder for $t {
-            fn total_cmp(&self, other: &Self) -> Ordering { self.cmp(other) }
-        }
-    )*};
-}
-total_order_by_ord!(bool, i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! total_order_of_floats {
-    ($($t:ty),*) => {$(
-        impl TotalOrder for $t {
-            fn total_cmp(&self, other: &Self) -> Ordering { <$t>::total_cmp(self, other) }
-        }
-    )*};
-}
-total_order_of_floats!(f32, f64, half::f16, half::bf16);
-
 /// `top_k`: along the last dimension of `operand`, the `k` largest (`largest`) or smallest
 /// elements in XLA's total order, ties to the lower index, into `values` and `indices`
 /// (default layouts).
@@ -322,59 +287,78 @@ pub(crate) fn top_k(
     with_native_type!(operand.element_type(), T => top_k_typed::<T>(operand, k, largest, values, indices))
 }
 
-fn top_k_typed<T: NativeType + Element + TotalOrder>(
+fn top_k_typed<T: NativeType + SortWord>(
     operand: &Literal,
     k: usize,
     largest: bool,
     values: &mut Literal,
     indices: &mut Literal,
 ) -> Result<()> {
-    let row = operand.shape().dimensions().last().copied().unwrap_or(1) as usize;
-    let data = operand.to_vec::<T>()?;
-    // Whether `a` (at index `i`) goes before `b` (at `j`): by value in the total order
-    // (reversed for the largest), then by index.
-    let before = |(a, i): (T, u32), (b, j): (T, u32)| {
-        let by_value = a.total_cmp(&b);
-        let by_value = if largest { by_value.reverse() } else { by_value };
-        by_value.then(i.cmp(&j)) == Ordering::Less
+    let row = operand.shape().dimensions().last().copied().unwrap_or(1).max(1) as usize;
+    // The rows in row-major order: the operand's own memory when that is its layout.
+    let data: Cow<'_, [T]> = match operand.slice::<T>() {
+        Some(memory) if operand.shape().layout().is_default() => Cow::Borrowed(memory),
+        _ => Cow::Owned(operand.to_vec::<T>()?),
     };
-    let top_of = |chunk: &[T]| -> Vec<(T, u32)> {
+    // Each element as its word in the total order, reversed for the largest: the best have
+    // the smallest (word, index) pairs, ties going to the lower index.
+    let flip = if largest { u64::MAX } else { 0 };
+    let word = |v: T| v.word(KeyMap::TotalOrder).unwrap_or(0) ^ flip;
+    let top_of = |chunk: &[T]| -> Vec<(u64, u32)> {
         let k = k.min(chunk.len());
+        if k == 0 {
+            return vec![];
+        }
         if k <= SMALL_K {
-            // One pass keeping the best k in order: most elements lose to the k-th at once.
-            let mut best: Vec<(T, u32)> = Vec::with_capacity(k + 1);
-            for (i, &v) in chunk.iter().enumerate() {
-                let candidate = (v, i as u32);
-                if best.len() == k && !best.last().is_some_and(|&worst| before(candidate, worst)) {
-                    continue;
+            // One pass keeping the best k in order. Blocks of words are tested against the
+            // k-th best at once (a vectorized test): most blocks lose whole, and a later
+            // element equal to a kept one loses too.
+            let mut best: Vec<(u64, u32)> = Vec::with_capacity(k + 1);
+            for (b, block) in chunk.chunks(TOP_K_BLOCK).enumerate() {
+                let mut words = [0u64; TOP_K_BLOCK];
+                words.iter_mut().zip(block).for_each(|(w, &v)| *w = word(v));
+                let words = &words[..block.len()];
+                if best.len() == k {
+                    let worst = best[k - 1].0;
+                    if !words.iter().fold(false, |any, &w| any | (w < worst)) {
+                        continue;
+                    }
                 }
-                let at = best.partition_point(|&held| before(held, candidate));
-                best.insert(at, candidate);
-                best.truncate(k);
+                for (j, &w) in words.iter().enumerate() {
+                    if best.len() == k && w >= best[k - 1].0 {
+                        continue;
+                    }
+                    let at = best.partition_point(|&(held, _)| held <= w);
+                    best.insert(at, (w, (b * TOP_K_BLOCK + j) as u32));
+                    best.truncate(k);
+                }
             }
             return best;
         }
-        let mut best: Vec<(T, u32)> = chunk.iter().copied().zip(0..chunk.len() as u32).collect();
-        let order =
-            |a: &(T, u32), b: &(T, u32)| if before(*a, *b) { Ordering::Less } else { Ordering::Greater };
+        let mut best: Vec<(u64, u32)> = chunk.iter().zip(0..).map(|(&v, i)| (word(v), i)).collect();
         if k < best.len() {
-            best.select_nth_unstable_by(k - 1, order);
+            best.select_nth_unstable(k - 1);
         }
         best.truncate(k);
-        best.sort_unstable_by(order);
+        best.sort_unstable();
         best
     };
-    let rows: Vec<Vec<(T, u32)>> = if data.len() >= PARALLEL_ELEMENTS {
-        data.par_chunks(row.max(1)).map(top_of).collect()
+    let rows: Vec<Vec<(u64, u32)>> = if data.len() >= PARALLEL_ELEMENTS {
+        data.par_chunks(row).map(top_of).collect()
     } else {
-        data.chunks(row.max(1)).map(top_of).collect()
+        data.chunks(row).map(top_of).collect()
     };
-    let top = rows.iter().flatten().map(|&(v, _)| v).collect();
-    let where_ = rows.iter().flatten().map(|&(_, i)| i as i32).collect();
-    *values = Literal::from_vec(values.shape(), top)?;
-    *indices = Literal::from_vec(indices.shape(), where_)?;
-    Ok(())
+    let picked = || {
+        rows.iter()
+            .zip(data.chunks(row))
+            .flat_map(|(best, chunk)| best.iter().map(move |&(_, i)| (chunk[i as usize], i)))
+    };
+    values.fill_from_vec(picked().map(|(v, _)| v).collect())?;
+    indices.fill_from_vec(picked().map(|(_, i)| i as i32).collect())
 }
+
+/// How many elements of a row `top_k` tests against its k-th best at once.
+const TOP_K_BLOCK: usize = 16;
 
 /// Up to this `k`, `top_k` keeps a sorted list of the best while it reads each row once.
 const SMALL_K: usize = 64;
