@@ -504,3 +504,41 @@ fn recognized_argmax_equals_the_reducer_applied_element_by_element() -> Result<(
     }
     Ok(())
 }
+
+/// A scan's body: `(i + 1, dynamic_update_slice(ys, [i, i, i] at row i), ys passed on)` while
+/// `i < 4`, over `(s32[], f32[4,3], f32[4,3])`.
+fn stacking_rows() -> Result<(XlaComputation, XlaComputation)> {
+    let state = "(s32[], f32[4,3], f32[4,3])".parse::<Shape>()?;
+    let c = XlaBuilder::new("condition");
+    let p = c.parameter(0, &state, "p");
+    let condition = c.build(lt(get_tuple_element(p, 0), c.constant_r0(4i32), &[]))?;
+    let d = XlaBuilder::new("body");
+    let p = d.parameter(0, &state, "p");
+    let i = get_tuple_element(p, 0);
+    let row = broadcast(convert_element_type(i, ElementType::F32), &[1, 3]);
+    let stacked = dynamic_update_slice(get_tuple_element(p, 1), row, &[i, d.constant_r0(0i32)]);
+    let next = tuple(&d, &[add(i, d.constant_r0(1i32), &[]), stacked, get_tuple_element(p, 2)]);
+    Ok((condition, d.build(next)?))
+}
+
+/// A loop's state updated in place from trip to trip (the update takes memory only it holds)
+/// keeps every other value: here the same computed array starts in two places of the state,
+/// and the one passed on must stay as it was.
+#[test]
+fn a_state_updated_in_place_leaves_the_arrays_it_shares_memory_with() -> Result<()> {
+    let (condition, body) = stacking_rows()?;
+    let b = XlaBuilder::new("scan");
+    let x = neg(b.parameter(0, &shape!(f32[4, 3]), "x"));
+    let looped = while_loop(&condition, &body, tuple(&b, &[b.constant_r0(0i32), x, x]));
+    let computation = b.build(looped)?;
+    let x_values = Literal::from_vec(&shape!(f32[4, 3]), (1..=12).map(|v| v as f32).collect())?;
+    for fusion in [true, false] {
+        let options = CompileOptions { fusion, ..CompileOptions::default() };
+        let parts = computation.compile(&options)?.execute(&[&x_values])?.decompose_tuple()?;
+        let stacked: Vec<f32> = (0..4).flat_map(|i| [i as f32; 3]).collect();
+        assert_eq!(parts[1].to_vec::<f32>()?, stacked, "fusion {fusion}");
+        let negated: Vec<f32> = (1..=12).map(|v| -(v as f32)).collect();
+        assert_eq!(parts[2].to_vec::<f32>()?, negated, "fusion {fusion}");
+    }
+    Ok(())
+}

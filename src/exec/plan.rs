@@ -343,7 +343,7 @@ impl Plan {
         parallel: bool,
     ) -> Result<()> {
         let arguments: Vec<Value<'a>> = arguments.iter().map(|&a| Value::of(a)).collect();
-        match self.run(&arguments, Some(&mut *out), parallel)? {
+        match self.run(arguments, Some(&mut *out), parallel)? {
             Some(value) => self.write_into(&value, out, parallel),
             None => Ok(()),
         }
@@ -352,6 +352,16 @@ impl Plan {
     /// Runs the plan on `arguments` and returns the root's value (for sub-computations: a
     /// reducer, a loop body, a branch).
     pub(crate) fn evaluate<'a>(&'a self, arguments: &[Value<'a>], parallel: bool) -> Result<Value<'a>> {
+        self.evaluate_owned(arguments.to_vec(), parallel)
+    }
+
+    /// [`Plan::evaluate`] of arguments handed over: an array only they hold can then be
+    /// updated in place (a loop's state, from one trip to the next).
+    pub(crate) fn evaluate_owned<'a>(
+        &'a self,
+        arguments: Vec<Value<'a>>,
+        parallel: bool,
+    ) -> Result<Value<'a>> {
         self.run(arguments, None, parallel)?.ok_or_else(|| missing(&self.computation, self.computation.root))
     }
 
@@ -359,7 +369,7 @@ impl Plan {
     /// the root's shape and the root is an array step (then `None` is returned), else returned.
     fn run<'a>(
         &'a self,
-        arguments: &[Value<'a>],
+        mut arguments: Vec<Value<'a>>,
         mut out: Option<&mut Literal>,
         parallel: bool,
     ) -> Result<Option<Value<'a>>> {
@@ -369,46 +379,52 @@ impl Plan {
         let mut values: Vec<Option<Value<'a>>> = vec![None; self.steps.len()];
         for (id, step) in self.steps.iter().enumerate() {
             let shape = &self.computation.instructions[id].shape;
+            // Before anything borrows the values: an update may take its operand's memory.
+            let updated = match out.is_none() || id != root {
+                true => self.update_in_place(step, id, &mut values, parallel)?,
+                false => None,
+            };
             // Array steps read their operands as arrays (one list, not two, per step).
-            let inputs = match step {
-                Step::Parameter(_) | Step::Constant(_) => Vec::new(),
+            let inputs = match (step, &updated) {
+                (_, Some(_)) => Vec::new(),
+                (Step::Parameter(_) | Step::Constant(_), _) => Vec::new(),
                 _ if step.reads_arrays() => Vec::new(),
                 _ => self.inputs(id, &values)?,
             };
-            let value = match step {
-                Step::Parameter(number) => {
-                    let argument = arguments.get(*number).ok_or_else(|| missing(&self.computation, id))?;
-                    self.conform(argument, shape, parallel)?
-                }
-                Step::Constant(literal) => Value::of(literal),
-                Step::Tuple => Value::Tuple(inputs.iter().map(|&v| v.clone()).collect()),
-                Step::GetTupleElement(index) => {
-                    let element = inputs.first().and_then(|t| t.elements().ok()?.get(*index));
-                    element.cloned().ok_or_else(|| missing(&self.computation, id))?
-                }
-                _ if step.makes_a_value() => self.compute_value(step, id, &inputs, &heap, parallel)?,
-                _ => {
-                    let arrays = self.computation.instructions[id]
-                        .operands
-                        .iter()
-                        .map(|&o| values[o].as_ref().ok_or_else(|| missing(&self.computation, o))?.array())
-                        .collect::<Result<Vec<_>>>()?;
-                    if let Some(out) = out.as_deref_mut().filter(|_| id == root) {
-                        if out.shape() == shape {
-                            self.compute(step, id, &arrays, out, parallel)?;
-                            return Ok(None);
-                        }
-                        // A loop writes any layout: computing in the root's and copying after
-                        // would cost a second pass (a transposing one, between layouts).
-                        if let Some(program) = self.root_loop_into(step, out.shape()) {
-                            program.run(&arrays, out, parallel)?;
-                            return Ok(None);
-                        }
+            let value = match updated {
+                Some(value) => value,
+                None => match step {
+                    Step::Parameter(number) => {
+                        // Taken, not shared: the plan reads each parameter once.
+                        let argument =
+                            arguments.get_mut(*number).ok_or_else(|| missing(&self.computation, id))?;
+                        let argument = std::mem::replace(argument, Value::Tuple(Vec::new()));
+                        self.conform(&argument, shape, parallel)?
                     }
-                    let mut fresh = self.buffer(&heap, id, 0, shape)?;
-                    self.compute(step, id, &arrays, &mut fresh, parallel)?;
-                    Value::computed(fresh)
-                }
+                    Step::Constant(literal) => Value::of(literal),
+                    Step::Tuple => Value::Tuple(inputs.iter().map(|&v| v.clone()).collect()),
+                    Step::GetTupleElement(index) => {
+                        let element = inputs.first().and_then(|t| t.elements().ok()?.get(*index));
+                        element.cloned().ok_or_else(|| missing(&self.computation, id))?
+                    }
+                    _ if step.makes_a_value() => self.compute_value(step, id, &inputs, &heap, parallel)?,
+                    _ => {
+                        let arrays = self.operand_arrays(id, &values)?;
+                        if let Some(out) = out.as_deref_mut().filter(|_| id == root) {
+                            if out.shape() == shape {
+                                self.compute(step, id, &arrays, out, parallel)?;
+                                return Ok(None);
+                            }
+                            // A loop writes any layout: computing in the root's and copying after
+                            // would cost a second pass (a transposing one, between layouts).
+                            if let Some(program) = self.root_loop_into(step, out.shape()) {
+                                program.run(&arrays, out, parallel)?;
+                                return Ok(None);
+                            }
+                        }
+                        self.compute_array(step, id, &values, &heap, parallel)?
+                    }
+                },
             };
             drop(inputs);
             for &operand in &self.computation.instructions[id].operands {
@@ -419,6 +435,77 @@ impl Plan {
             values[id] = Some(value);
         }
         values[root].take().map(Some).ok_or_else(|| missing(&self.computation, root))
+    }
+
+    /// The arrays of instruction `id`'s operands.
+    fn operand_arrays<'v>(
+        &self,
+        id: InstructionId,
+        values: &'v [Option<Value<'_>>],
+    ) -> Result<Vec<&'v Literal>> {
+        (self.computation.instructions[id].operands.iter())
+            .map(|&o| values[o].as_ref().ok_or_else(|| missing(&self.computation, o))?.array())
+            .collect()
+    }
+
+    /// Array step `id` computed into its planned buffer.
+    fn compute_array<'a>(
+        &'a self,
+        step: &Step,
+        id: InstructionId,
+        values: &[Option<Value<'a>>],
+        heap: &Heap,
+        parallel: bool,
+    ) -> Result<Value<'a>> {
+        let arrays = self.operand_arrays(id, values)?;
+        let mut fresh = self.buffer(heap, id, 0, &self.computation.instructions[id].shape)?;
+        self.compute(step, id, &arrays, &mut fresh, parallel)?;
+        Ok(Value::computed(fresh))
+    }
+
+    /// A `dynamic_update_slice` whose operand this run computed into memory of its own, that
+    /// nothing else holds and nothing reads later, and whose result is not planned in the
+    /// heap (a root's, a loop state's), writes its update into that operand and takes it as
+    /// its value: a loop updating its state (a scan stacking its outputs) then copies nothing
+    /// per trip. `None` (the operand untouched) where that does not hold.
+    fn update_in_place<'a>(
+        &'a self,
+        step: &Step,
+        id: InstructionId,
+        values: &mut [Option<Value<'a>>],
+        parallel: bool,
+    ) -> Result<Option<Value<'a>>> {
+        let instruction = &self.computation.instructions[id];
+        let Some((&operand, rest)) = instruction.operands.split_first() else { return Ok(None) };
+        let sole = |value: &Option<Value<'a>>| match value {
+            Some(Value::Computed(array)) => Arc::strong_count(array) == 1 && array.owns_memory(),
+            _ => false,
+        };
+        // A result planned in the heap stays there: a later step may update it in place.
+        let in_heap = matches!(self.buffers.placements[id].first(), Some(Placement::Heap(_)));
+        if !matches!(step, Step::DynamicUpdateSlice)
+            || in_heap
+            || self.last_use[operand] != id
+            || operand == self.computation.root
+            || rest.contains(&operand)
+            || instruction.shape.is_padded()
+            || !sole(&values[operand])
+        {
+            return Ok(None);
+        }
+        let Some(Value::Computed(array)) = values[operand].take() else { return Ok(None) };
+        let mut target = Arc::try_unwrap(array).unwrap_or_else(|shared| (*shared).clone());
+        if target.shape() != &instruction.shape {
+            target = self.relayouts.copy(&target, &instruction.shape, parallel)?;
+        }
+        let rest: Vec<&Literal> = (rest.iter())
+            .map(|&o| values[o].as_ref().ok_or_else(|| missing(&self.computation, o))?.array())
+            .collect::<Result<_>>()?;
+        let dense = rest.iter().map(|&array| self.dense(array, parallel)).collect::<Result<Vec<_>>>()?;
+        let Some((update, starts)) = dense.split_first() else { return Err(missing(&self.computation, id)) };
+        let starts: Vec<&Literal> = starts.iter().map(|start| &**start).collect();
+        scatter::dynamic_update_slice(None, update, &starts, &mut target, parallel)?;
+        Ok(Some(Value::computed(target)))
     }
 
     /// The root's loop compiled to write `out_shape` (the root's element type and dimensions,
@@ -628,7 +715,7 @@ impl Plan {
                     if !go.array()?.memory::<bool>()?.first().copied().unwrap_or(false) {
                         return Ok(state);
                     }
-                    state = body.evaluate(std::slice::from_ref(&state), parallel)?;
+                    state = body.evaluate_owned(vec![state], parallel)?;
                 }
             }
             Step::Conditional(branches) => {

@@ -196,6 +196,11 @@ impl Literal {
         }
     }
 
+    /// Whether every buffer of the literal is memory of its own (none a view of a run's heap).
+    pub(crate) fn owns_memory(&self) -> bool {
+        !self.is_view()
+    }
+
     /// Whether some buffer of the literal is a view of memory it does not own.
     fn is_view(&self) -> bool {
         match &self.contents {
