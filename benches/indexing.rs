@@ -1,8 +1,8 @@
 //! Indexing, windows and convolution against their in-run bounds, each group in one run:
 //!
 //! - conv 3×3, stride 1, SAME, NHWC f32[8,56,56,64] → 64 features, against one `dot` of the same
-//!   FLOPs (the im2col product f32[25088,576] · f32[576,64]); and a small conv against a naive
-//!   direct loop (the reason for im2col);
+//!   FLOPs (the product f32[25088,576] · f32[576,64] an im2col would make); and a small conv
+//!   against a naive direct loop;
 //! - gather of 4096 rows of width 512 from an f32[50000,512] table, against a parallel copy of
 //!   the gathered bytes;
 //! - max-pool 2×2 stride 2 on f32[8,112,112,64], against a parallel read of its input and write
@@ -97,7 +97,7 @@ fn convolution(c: &mut Criterion) {
     let mut out = conv.execute(&[&x, &k]).unwrap();
     let mut dot_out = dot_exe.execute(&[&patches, &kernel]).unwrap();
     let mut g = group(c, "conv3x3_same_nhwc_8x56x56x64_to_64", 2 * m * kk * features);
-    g.bench_function("lazy_conv_im2col", |bench| {
+    g.bench_function("lazy_conv", |bench| {
         bench.iter(|| conv.execute_into(&[&x, &k], black_box(&mut out)).unwrap())
     });
     g.bench_function("lazy_dot_same_flops", |bench| {
@@ -105,7 +105,7 @@ fn convolution(c: &mut Criterion) {
     });
     g.finish();
 
-    // im2col against the direct loop, on a size the loop finishes.
+    // The convolution against the direct loop, on a size the loop finishes.
     let (n, side, channels, features) = (1usize, 28usize, 16usize, 16usize);
     let xs = values(n * side * side * channels, 5);
     let ks = values(9 * channels * features, 6);
@@ -121,7 +121,7 @@ fn convolution(c: &mut Criterion) {
         "conv differs from the loop"
     );
     let mut g = group(c, "conv3x3_same_nhwc_1x28x28x16_to_16", 2 * n * side * side * 9 * channels * features);
-    g.bench_function("lazy_conv_im2col", |bench| {
+    g.bench_function("lazy_conv", |bench| {
         bench.iter(|| conv.execute_into(&[&x, &k], black_box(&mut out)).unwrap())
     });
     g.bench_function("naive_direct_loop", |bench| {

@@ -134,15 +134,25 @@ struct ConvCase {
     rhs_layout: Vec<i64>,
 }
 
+/// Small convolutions of spatial rank 0 to 2.
 fn conv_case() -> impl Strategy<Value = ConvCase> {
-    (1..=2usize).prop_flat_map(|rank| {
+    conv_case_of(0..=2, 1..=5, 1..=2)
+}
+
+/// Convolutions of `ranks` spatial dimensions of `spatial` sizes and `features` per group.
+fn conv_case_of(
+    ranks: std::ops::RangeInclusive<usize>,
+    spatial: std::ops::RangeInclusive<i64>,
+    features: std::ops::RangeInclusive<i64>,
+) -> impl Strategy<Value = ConvCase> {
+    ranks.prop_flat_map(move |rank| {
         let n = rank + 2;
         (
             (
                 1..=2i64,
-                1..=2i64,
-                1..=2i64,
-                prop::collection::vec(1..=5i64, rank),
+                features.clone(),
+                features.clone(),
+                prop::collection::vec(spatial.clone(), rank),
                 prop::collection::vec(window_dim(3), rank),
             ),
             (0..3usize),
@@ -234,30 +244,61 @@ proptest! {
 
     #[test]
     fn convolution_is_the_naive_sum(case in conv_case()) {
-        let numbers = conv_numbers(&case);
-        let lhs_dims = placed(&case.input_roles, &[[case.batch, case.in_features].as_slice(), &case.spatial].concat());
-        let window: Vec<i64> = case.dims.iter().map(|d| d.size).collect();
-        let rhs_dims = placed(
-            &case.kernel_roles,
-            &[[case.in_features / case.feature_groups, case.out_features].as_slice(), &window].concat(),
-        );
-        let (lhs, rhs) = (Dense::new(&lhs_dims, 1), Dense::new(&rhs_dims, 2));
-        let b = XlaBuilder::new("conv");
-        let x = b.parameter(0, &Shape::with_layout(ElementType::F32, &lhs_dims, &case.lhs_layout).unwrap(), "x");
-        let k = b.parameter(1, &Shape::with_layout(ElementType::F32, &rhs_dims, &case.rhs_layout).unwrap(), "k");
-        let strides: Vec<i64> = case.dims.iter().map(|d| d.stride).collect();
-        let padding: Vec<(i64, i64)> = case.dims.iter().map(|d| d.padding).collect();
-        let lhs_dilation: Vec<i64> = case.dims.iter().map(|d| d.base_dilation).collect();
-        let rhs_dilation: Vec<i64> = case.dims.iter().map(|d| d.window_dilation).collect();
-        let y = conv_general_dilated(x, k, &strides, &padding, &lhs_dilation, &rhs_dilation, &numbers,
-                                     case.feature_groups, case.batch_groups);
-        // Windows larger than the padded base make empty outputs; a negative padded base is an error.
-        prop_assume!(b.get_shape(y).is_ok());
-        let want = naive_conv(&case, &lhs, &rhs).unwrap();
-        prop_assert_eq!(b.get_shape(y).unwrap().dimensions().to_vec(), want.dims.clone());
-        let got = run(&b, y, &[&lhs.literal(&case.lhs_layout), &rhs.literal(&case.rhs_layout)]);
-        prop_assert_eq!(got, want.values);
+        check_convolution(&case)?;
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    /// Sizes at which the kernel's products run over several lines at once (the rows over a
+    /// line's padding computed and dropped), with more features than a vector's lanes.
+    #[test]
+    fn larger_convolutions_are_the_naive_sum(case in conv_case_of(2..=2, 8..=16, 1..=17)) {
+        check_convolution(&case)?;
+    }
+}
+
+/// The convolution of `case` equals the naive sum, in the case's layouts.
+fn check_convolution(case: &ConvCase) -> Result<(), TestCaseError> {
+    let numbers = conv_numbers(case);
+    let lhs_dims =
+        placed(&case.input_roles, &[[case.batch, case.in_features].as_slice(), &case.spatial].concat());
+    let window: Vec<i64> = case.dims.iter().map(|d| d.size).collect();
+    let rhs_dims = placed(
+        &case.kernel_roles,
+        &[[case.in_features / case.feature_groups, case.out_features].as_slice(), &window].concat(),
+    );
+    let (lhs, rhs) = (Dense::new(&lhs_dims, 1), Dense::new(&rhs_dims, 2));
+    let b = XlaBuilder::new("conv");
+    let x = b.parameter(0, &Shape::with_layout(ElementType::F32, &lhs_dims, &case.lhs_layout).unwrap(), "x");
+    let k = b.parameter(1, &Shape::with_layout(ElementType::F32, &rhs_dims, &case.rhs_layout).unwrap(), "k");
+    let strides: Vec<i64> = case.dims.iter().map(|d| d.stride).collect();
+    let padding: Vec<(i64, i64)> = case.dims.iter().map(|d| d.padding).collect();
+    let lhs_dilation: Vec<i64> = case.dims.iter().map(|d| d.base_dilation).collect();
+    let rhs_dilation: Vec<i64> = case.dims.iter().map(|d| d.window_dilation).collect();
+    let y = conv_general_dilated(
+        x,
+        k,
+        &strides,
+        &padding,
+        &lhs_dilation,
+        &rhs_dilation,
+        &numbers,
+        case.feature_groups,
+        case.batch_groups,
+    );
+    // Windows larger than the padded base make empty outputs; a negative padded base is an error.
+    prop_assume!(b.get_shape(y).is_ok());
+    let want = naive_conv(case, &lhs, &rhs).unwrap();
+    prop_assert_eq!(b.get_shape(y).unwrap().dimensions().to_vec(), want.dims.clone());
+    let got = run(&b, y, &[&lhs.literal(&case.lhs_layout), &rhs.literal(&case.rhs_layout)]);
+    prop_assert_eq!(got, want.values);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config())]
 
     #[test]
     fn reduce_window_is_the_naive_fold(

@@ -250,3 +250,20 @@ pub enum ComparisonDirection {
     #[display("LT")]
     Lt,
 }
+
+impl ComparisonDirection {
+    /// Whether `a` compares to `b` this way (IEEE for floats: every comparison with NaN is
+    /// false but `NE`).
+    #[allow(clippy::bool_comparison)] // one comparison for every element type, pred included
+    pub(crate) fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
+        use ComparisonDirection::*;
+        match self {
+            Eq => a == b,
+            Ne => a != b,
+            Ge => a >= b,
+            Gt => a > b,
+            Le => a <= b,
+            Lt => a < b,
+        }
+    }
+}

@@ -76,6 +76,18 @@ pub(crate) struct Window {
     pub(crate) dimensions: Vec<WindowDimension>,
 }
 
+impl WindowDimension {
+    /// Whether the window neither moves along this dimension nor reaches past it: size 1,
+    /// stride 1, no padding nor base dilation (each output element reads its own input one).
+    pub(crate) fn is_trivial(&self) -> bool {
+        self.size == 1
+            && self.stride == 1
+            && self.padding_low == 0
+            && self.padding_high == 0
+            && self.base_dilation == 1
+    }
+}
+
 impl Window {
     /// Whether any dimension has a stride other than 1.
     fn has(&self, field: impl Fn(&WindowDimension) -> bool) -> bool {

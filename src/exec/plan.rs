@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::attributes::{
     BinaryOp, ConvolutionDimensionNumbers, GatherDimensionNumbers, ScatterDimensionNumbers, Window,
 };
-use crate::attributes::{PaddingConfig, RandomAlgorithm};
+use crate::attributes::{ComparisonDirection, PaddingConfig, RandomAlgorithm};
 use crate::error::{Error, Result};
 use crate::exec::buffer_assignment::{self, BufferAssignment, Holds, Placement};
 use crate::exec::comparator::{key_order, Key};
@@ -16,8 +16,9 @@ use crate::exec::dot_step::{DotStep, TypedProduct};
 use crate::exec::heap::Heap;
 use crate::exec::kernels::arg_reduce::{self, ArgExtreme};
 use crate::exec::kernels::interpreted::Combine;
+use crate::exec::kernels::windows::{self, SelectScatter};
 use crate::exec::kernels::{bitcast, data_movement, interpreted, random, sort};
-use crate::exec::kernels::{convolution, gather, scatter, windows};
+use crate::exec::kernels::{convolution, gather, scatter};
 use crate::exec::loop_program::LoopProgram;
 use crate::exec::memory::MemoryStats;
 use crate::exec::relayout::LayoutPrograms;
@@ -108,8 +109,10 @@ enum Step {
         reducer: Function,
         relayout: Option<Box<LoopProgram>>,
     },
+    /// A select and scatter by a native comparison and op (`native`) or its computations.
     SelectAndScatter {
         window: Window,
+        native: Option<(ComparisonDirection, BinaryOp)>,
         select: Function,
         scatter: Function,
     },
@@ -656,7 +659,7 @@ impl Plan {
                     }
                 }
             }
-            (Step::SelectAndScatter { window, select, scatter }, &[operand, source, init]) => {
+            (Step::SelectAndScatter { window, native, select, scatter }, &[operand, source, init]) => {
                 let (mut select_registers, mut scatter_registers) = (Vec::new(), Vec::new());
                 let mut select = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
                     select.apply(arguments, results, &mut select_registers)
@@ -664,7 +667,11 @@ impl Plan {
                 let mut scatter = |arguments: &[Scalar], results: &mut Vec<Scalar>| {
                     scatter.apply(arguments, results, &mut scatter_registers)
                 };
-                windows::select_and_scatter([operand, source, init], window, &mut select, &mut scatter, out)
+                let functions = match native {
+                    Some((direction, op)) => SelectScatter::Native(*direction, *op),
+                    None => SelectScatter::Interpreted { select: &mut select, scatter: &mut scatter },
+                };
+                windows::select_and_scatter([operand, source, init], window, functions, out)
             }
             (
                 Step::Convolution { window, numbers, feature_group_count, batch_group_count, types },
@@ -965,11 +972,18 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
                 .filter(|_| operand_shapes[0].element_type() == instruction.shape.element_type());
             Step::ReduceWindow { window: window.clone(), native, reducer: Function::new(reducer)?, relayout }
         }
-        Opcode::SelectAndScatter { window, select, scatter } => Step::SelectAndScatter {
-            window: window.clone(),
-            select: Function::new(select)?,
-            scatter: Function::new(scatter)?,
-        },
+        Opcode::SelectAndScatter { window, select, scatter } => {
+            let element_type = instruction.shape.element_type();
+            let own_type = scatter.parameters().iter().all(|p| p.shape.element_type() == element_type);
+            let native =
+                select.simple_comparison(element_type).zip(scatter.simple_reducer().filter(|_| own_type));
+            Step::SelectAndScatter {
+                window: window.clone(),
+                native,
+                select: Function::new(select)?,
+                scatter: Function::new(scatter)?,
+            }
+        }
         Opcode::Convolution { window, numbers, feature_group_count, batch_group_count, .. } => {
             Step::Convolution {
                 window: window.clone(),
@@ -1075,7 +1089,12 @@ impl Plan {
                     }
                     vec![comparator]
                 }
-                Step::SelectAndScatter { select, scatter, .. } => vec![select, scatter],
+                Step::SelectAndScatter { native, select, scatter, .. } => {
+                    if native.is_none() {
+                        found.push(format!("{name}: a select and scatter by scalar functions"));
+                    }
+                    vec![select, scatter]
+                }
                 Step::While { condition, body } => {
                     found.extend(condition.interpreted());
                     found.extend(body.interpreted());
@@ -1108,7 +1127,8 @@ mod tests {
     /// jax's programs whose scalar functions are what jax writes (tests/data/
     /// jax_scalar_functions): sorts by jax's NaN-canonicalizing total-order comparator on one
     /// or two keys, ascending and descending, argmax and argmin, sums, maxima, a max pool's
-    /// gradient, scatters: every function compiles to a scalar program, every sort to keys.
+    /// gradient, scatters: every function compiles to a scalar program, every sort to keys,
+    /// the max pool's gradient to a native comparison and sum.
     #[test]
     fn jax_scalar_functions_compile_to_native_paths() {
         let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/jax_scalar_functions");

@@ -340,22 +340,8 @@ fn binary(op: BinaryOp, x: Scalar, y: Scalar) -> Scalar {
     with_scalar_pair!(x, y, |a, b| with_binary_fn!(_, op, f => f(a, b).scalar()), x)
 }
 
-#[allow(clippy::bool_comparison)] // one comparison for every element type, pred included
 fn compare(direction: ComparisonDirection, x: Scalar, y: Scalar) -> bool {
-    use ComparisonDirection::*;
-    with_scalar_pair!(
-        x,
-        y,
-        |a, b| match direction {
-            Eq => a == b,
-            Ne => a != b,
-            Ge => a >= b,
-            Gt => a > b,
-            Le => a <= b,
-            Lt => a < b,
-        },
-        false
-    )
+    with_scalar_pair!(x, y, |a, b| direction.holds(a, b), false)
 }
 
 fn convert_to(to: ElementType, x: Scalar) -> Scalar {

@@ -11,6 +11,7 @@ use crate::attributes::{
 use crate::attributes::{
     ConvolutionDimensionNumbers, GatherDimensionNumbers, ScatterDimensionNumbers, Window,
 };
+use crate::element_type::ElementType;
 use crate::literal::Literal;
 use crate::shape::program_shape::ProgramShape;
 use crate::shape::Shape;
@@ -116,6 +117,23 @@ impl HloComputation {
         match (parameter(root.operands[0]), parameter(root.operands[1])) {
             (Some(0), Some(1)) => Some(op),
             (Some(1), Some(0)) if commutative => Some(op),
+            _ => None,
+        }
+    }
+
+    /// The comparison this computation is, if it is one `compare(p0, p1)` of its two scalar
+    /// parameters of `element_type`: a select that runs natively instead of being interpreted.
+    pub(crate) fn simple_comparison(&self, element_type: ElementType) -> Option<ComparisonDirection> {
+        let root = &self.instructions[self.root];
+        let Opcode::Compare(direction) = root.opcode else { return None };
+        let parameter = |id: usize| match self.instructions[id].opcode {
+            Opcode::Parameter { number } if self.instructions[id].shape.element_type() == element_type => {
+                Some(number)
+            }
+            _ => None,
+        };
+        match (parameter(root.operands[0]), parameter(root.operands[1])) {
+            (Some(0), Some(1)) => Some(direction),
             _ => None,
         }
     }

@@ -138,7 +138,7 @@ impl DotGeometry {
         if let [Some(am), Some(ak), Some(bk), Some(bn)] =
             [self.m.stride, self.k.0.stride, self.k.1.stride, self.n.stride]
         {
-            if T::gemm((a, a_base, [am, ak]), (b, b_base, [bk, bn]), c, [rows, depth, columns]) {
+            if T::gemm((a, a_base, [am, ak]), (b, b_base, [bk, bn]), c, [rows, depth, columns], false) {
                 return;
             }
         }
@@ -159,22 +159,51 @@ impl DotGeometry {
     }
 }
 
-/// A matrix product `c = a·b` (c row-major `m×n`, `a` and `b` read through strides from a
-/// base offset), on `matrixmultiply` where the element type has a kernel there.
-trait MatMul: Element {
+/// A matrix product `c = a·b` or `c += a·b` (c row-major `m×n`, `a` and `b` read through
+/// strides from a base offset), on `matrixmultiply` where the element type has a kernel there.
+pub(crate) trait MatMul: Element {
     /// The type products are summed in: the element type itself, but `f32` for `f16` and
     /// `bf16`, whose products XLA's CPU backend sums in f32 and rounds once.
     type Sum: MatMul;
     fn to_sum(self) -> Self::Sum;
     fn narrow_sum(sum: Self::Sum) -> Self;
-    /// Computes the product and returns true, or returns false for the plain loop to do it.
+    /// Computes the product into `c` (added to it if `accumulate`) and returns true, or
+    /// returns false for a plain loop to do it.
     fn gemm(
         _a: (&[Self], isize, [isize; 2]),
         _b: (&[Self], isize, [isize; 2]),
         _c: &mut [Self],
         _mkn: [usize; 3],
+        _accumulate: bool,
     ) -> bool {
         false
+    }
+}
+
+/// `c += a·b` (or `c = a·b` unless `accumulate`) for any element type: [`MatMul::gemm`] where
+/// it has a kernel, else a plain loop. `a` and `b` are read through strides from a base
+/// offset that keep every read inside them; `c` is row-major `m×n`.
+pub(crate) fn product_into<T: MatMul>(
+    a: (&[T], isize, [isize; 2]),
+    b: (&[T], isize, [isize; 2]),
+    c: &mut [T],
+    [m, k, n]: [usize; 3],
+    accumulate: bool,
+) {
+    if T::gemm(a, b, c, [m, k, n], accumulate) {
+        return;
+    }
+    let at = |(data, base, [row, col]): (&[T], isize, [isize; 2]), i: usize, j: usize| {
+        data[(base + i as isize * row + j as isize * col) as usize]
+    };
+    for i in 0..m {
+        for j in 0..n {
+            let mut sum = if accumulate { c[i * n + j] } else { T::ZERO };
+            for p in 0..k {
+                sum = Element::add(sum, Element::mul(at(a, i, p), at(b, p, j)));
+            }
+            c[i * n + j] = sum;
+        }
     }
 }
 
@@ -197,7 +226,10 @@ macro_rules! matmul_in_f32 {
             type Sum = f32;
             fn to_sum(self) -> f32 { $to(self) }
             fn narrow_sum(sum: f32) -> $t { $from(sum) }
-            fn gemm(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: &mut [Self], [m, k, n]: [usize; 3]) -> bool {
+            fn gemm(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: &mut [Self], [m, k, n]: [usize; 3], accumulate: bool) -> bool {
+                if accumulate {
+                    return false;
+                }
                 let panel = |(data, base, [row, col]): (&[Self], isize, [isize; 2]), rows: usize, cols: usize| {
                     (0..rows * cols)
                         .map(|e| {
@@ -208,7 +240,7 @@ macro_rules! matmul_in_f32 {
                 };
                 let (Some(a), Some(b)) = (panel(a, m, k), panel(b, k, n)) else { return false };
                 let mut sums = vec![0.0f32; m * n];
-                if !f32::gemm((&a, 0, [k as isize, 1]), (&b, 0, [n as isize, 1]), &mut sums, [m, k, n]) {
+                if !f32::gemm((&a, 0, [k as isize, 1]), (&b, 0, [n as isize, 1]), &mut sums, [m, k, n], false) {
                     return false;
                 }
                 c.iter_mut().zip(sums).for_each(|(c, sum)| *c = Self::narrow_sum(sum));
@@ -228,7 +260,7 @@ macro_rules! matmul_by_matrixmultiply {
             type Sum = $t;
             fn to_sum(self) -> $t { self }
             fn narrow_sum(sum: $t) -> $t { sum }
-            fn gemm(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: &mut [Self], [m, k, n]: [usize; 3]) -> bool {
+            fn gemm(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: &mut [Self], [m, k, n]: [usize; 3], accumulate: bool) -> bool {
                 if m == 0 || n == 0 {
                     return true;
                 }
@@ -250,7 +282,7 @@ macro_rules! matmul_by_matrixmultiply {
                         m, k, n, 1.0,
                         a.0.as_ptr().offset(a.1), a.2[0], a.2[1],
                         b.0.as_ptr().offset(b.1), b.2[0], b.2[1],
-                        0.0, c.as_mut_ptr(), n as isize, 1,
+                        if accumulate { 1.0 } else { 0.0 }, c.as_mut_ptr(), n as isize, 1,
                     );
                 }
                 true

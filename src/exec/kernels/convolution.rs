@@ -1,14 +1,16 @@
-//! `convolution` as matrix products (im2col): for each feature or batch group, the input's
-//! windows are copied into the rows of a patch matrix (zeros where a window reaches padding or
-//! a dilation hole), multiplied by the kernel as a matrix with the dot kernel (`matrixmultiply`
-//! for f32 and f64), and the products written to the output in its layout.
+//! `convolution` as implicit matrix products. The input is copied once into a row-major
+//! `[batch, spatial…, feature]` array in the type products are summed in, with its padding and
+//! base dilation written out, so the convolution left is a valid one. Each output row (the
+//! innermost output positions, or the batch) is then a sum over window taps of matrix products
+//! whose lhs is read in place from that copy through overlapping strides (the innermost tap and
+//! the features fold into one contraction of `taps · features` elements), and whose rhs is the
+//! kernel packed as a matrix per group: no patch matrix is ever made.
 
 use rayon::prelude::*;
 
-use crate::attributes::{ConvolutionDimensionNumbers, DotDimensionNumbers, Window};
-use crate::element_type::ElementType;
+use crate::attributes::{ConvolutionDimensionNumbers, Window};
 use crate::error::Result;
-use crate::exec::kernels::contraction;
+use crate::exec::kernels::contraction::{product_into, MatMul};
 use crate::exec::kernels::gather::advance;
 use crate::literal::Literal;
 use crate::shape::Shape;
@@ -22,30 +24,27 @@ pub(crate) struct Convolution<'a> {
     pub(crate) batch_group_count: i64,
 }
 
-/// The most elements a patch matrix holds at once: rows are made and multiplied in blocks.
-const PATCH_ELEMENTS: usize = 1 << 21;
+/// Below this many multiply-adds a convolution runs on the calling thread.
+const PARALLEL_WORK: usize = 1 << 18;
 
-/// The bytes a convolution of `lhs` by `rhs` into `out` computes in: the kernel as a matrix,
-/// a block of patches and its product (for half types, their `f32` panels as well).
+/// The rows a matrix product aims at, where lines merge: enough that packing its operands
+/// costs little beside the products.
+const PRODUCT_ROWS: usize = 512;
+
+/// The bytes a convolution of `lhs` by `rhs` into `out` computes in: the padded input, the
+/// packed kernel and a block of output rows per thread, in the type products are summed in.
 pub(crate) fn scratch_bytes(lhs: &Shape, rhs: &Shape, out: &Shape, attributes: &Convolution<'_>) -> u64 {
-    let Convolution { window, numbers, feature_group_count, batch_group_count } = *attributes;
-    let groups = feature_group_count.max(batch_group_count).max(1) as u64;
-    let input_features = rhs.dimensions()[numbers.kernel_input_feature_dimension as usize] as u64;
-    let output_features = rhs.dimensions()[numbers.kernel_output_feature_dimension as usize] as u64;
-    let group_outputs = output_features / groups;
-    let window_count = window.dimensions.iter().fold(1u64, |n, d| n.saturating_mul(d.size as u64));
-    let k = window_count.saturating_mul(input_features);
-    let rows = (out.element_count() as u64) / output_features.max(1);
-    let block_rows = (PATCH_ELEMENTS as u64 / k.max(1)).clamp(1, rows.max(1));
-    let elements = k
-        .saturating_mul(group_outputs)
-        .saturating_add(block_rows.saturating_mul(k.saturating_add(group_outputs)));
-    let size = lhs.element_type().byte_size() as u64;
-    let half = matches!(lhs.element_type(), ElementType::F16 | ElementType::Bf16);
-    elements.saturating_mul(if half { size + 4 } else { size })
+    let geometry = Geometry::new(lhs, rhs, out, attributes);
+    let sum_size = with_native_type!(lhs.element_type(), T => std::mem::size_of::<<T as MatMul>::Sum>());
+    let rows = geometry.rows.pitch * geometry.rows.lines;
+    let blocks = (rows * geometry.group_outputs) as u64 * rayon::current_num_threads() as u64;
+    [geometry.padded_elements() as u64, rhs.element_count() as u64, blocks]
+        .into_iter()
+        .fold(0u64, u64::saturating_add)
+        .saturating_mul(sum_size as u64)
 }
 
-/// XLA's convolution of `lhs` by `rhs` (one element type) into `out` (any layout).
+/// XLA's convolution of `lhs` by `rhs` (one element type) into `out` (row-major).
 pub(crate) fn convolution(
     lhs: &Literal,
     rhs: &Literal,
@@ -56,155 +55,427 @@ pub(crate) fn convolution(
     with_native_type!(lhs.element_type(), T => convolve::<T>(lhs, rhs, attributes, out, parallel))
 }
 
-fn convolve<T: NativeType>(
+/// Which output dimension a matrix product's rows run along.
+struct RowAxis {
+    /// The rows: the innermost output positions, or the output batch.
+    len: usize,
+    /// The distance between rows in the padded input and in the output.
+    input_stride: usize,
+    output_stride: usize,
+    /// Whether rows run along the batch (else along the innermost spatial dimension).
+    batch: bool,
+    /// How many lines (consecutive positions of the next spatial dimension out) one product
+    /// covers, and the rows from one line's start to the next's: where the input's stride of a
+    /// line is a whole number of row strides, a product runs over the lines end to end, the
+    /// rows past a line's end (over its padding) computed and dropped.
+    lines: usize,
+    pitch: usize,
+}
+
+/// A convolution's sizes and strides, read once from the shapes.
+struct Geometry {
+    groups: usize,
+    feature_groups: bool,
+    batch_groups: bool,
+    out_batch: usize,
+    /// The input features each group reads, the output features it writes.
+    group_inputs: usize,
+    group_outputs: usize,
+    /// The input's sizes and strides.
+    input_batch_stride: usize,
+    input_feature_stride: usize,
+    input_spatial: Vec<(usize, usize)>,
+    /// The padded input: its spatial extents and the strides of batch and spatial dimensions
+    /// (features are innermost, of stride 1).
+    features: usize,
+    padded: Vec<usize>,
+    padded_batch_stride: usize,
+    padded_strides: Vec<usize>,
+    /// The output positions, the output's strides (batch, spatial…, feature).
+    positions: Vec<usize>,
+    output_batch_stride: usize,
+    output_spatial_strides: Vec<usize>,
+    output_feature_stride: usize,
+    /// The window: sizes, strides, dilations, and the padding and base dilation the padded
+    /// input writes out.
+    window: Vec<WindowAxis>,
+    /// Whether the innermost tap folds into the contraction with the features (unit window
+    /// dilation and no feature groups: the taps' features then lie end to end).
+    fold_innermost_tap: bool,
+    rows: RowAxis,
+}
+
+struct WindowAxis {
+    size: usize,
+    stride: usize,
+    dilation: usize,
+    padding_low: i64,
+    base_dilation: i64,
+}
+
+impl Geometry {
+    fn new(lhs: &Shape, rhs: &Shape, out: &Shape, attributes: &Convolution<'_>) -> Geometry {
+        let Convolution { window, numbers, feature_group_count, batch_group_count } = *attributes;
+        let (ls, os) = (lhs.strides(), out.strides());
+        let size = |shape: &Shape, d: i64| shape.dimensions()[d as usize] as usize;
+        let groups = feature_group_count.max(batch_group_count).max(1) as usize;
+        let features = size(lhs, numbers.input_feature_dimension);
+        let group_inputs = size(rhs, numbers.kernel_input_feature_dimension);
+        let group_outputs = size(rhs, numbers.kernel_output_feature_dimension) / groups;
+        let input_spatial: Vec<(usize, usize)> = numbers
+            .input_spatial_dimensions
+            .iter()
+            .map(|&d| (size(lhs, d), ls[d as usize] as usize))
+            .collect();
+        let window: Vec<WindowAxis> = window
+            .dimensions
+            .iter()
+            .map(|w| WindowAxis {
+                size: w.size as usize,
+                stride: w.stride as usize,
+                dilation: w.window_dilation as usize,
+                padding_low: w.padding_low,
+                base_dilation: w.base_dilation,
+            })
+            .collect();
+        let padded: Vec<usize> = window
+            .iter()
+            .zip(&input_spatial)
+            .zip(&attributes.window.dimensions)
+            .map(|((w, &(extent, _)), d)| {
+                let dilated = if extent == 0 { 0 } else { (extent as i64 - 1) * w.base_dilation + 1 };
+                (dilated + d.padding_low + d.padding_high).max(0) as usize
+            })
+            .collect();
+        let mut padded_strides = vec![features; padded.len()];
+        for d in (0..padded.len().saturating_sub(1)).rev() {
+            padded_strides[d] = padded_strides[d + 1] * padded[d + 1];
+        }
+        let padded_batch_stride = padded.iter().product::<usize>() * features;
+        let positions: Vec<usize> = numbers.output_spatial_dimensions.iter().map(|&d| size(out, d)).collect();
+        let output_spatial_strides: Vec<usize> =
+            numbers.output_spatial_dimensions.iter().map(|&d| os[d as usize] as usize).collect();
+        let out_batch = size(out, numbers.output_batch_dimension);
+        let output_batch_stride = os[numbers.output_batch_dimension as usize] as usize;
+        let innermost = positions.len().checked_sub(1);
+        let rows = match innermost {
+            Some(d) if positions[d] >= out_batch => {
+                let len = positions[d];
+                // Lines merge when the rows between two lines' starts are at most an eighth
+                // more than a line holds.
+                let pitch = d.checked_sub(1).and_then(|outer| {
+                    let line_stride = window[outer].stride * padded[d];
+                    let pitch = line_stride / window[d].stride;
+                    let close = pitch.checked_sub(len).is_some_and(|extra| extra <= len / 8);
+                    (pitch > 0 && line_stride.is_multiple_of(window[d].stride) && close).then_some(pitch)
+                });
+                // As many lines as make about `PRODUCT_ROWS` rows, in blocks of equal size.
+                let lines = match pitch {
+                    Some(pitch) => {
+                        let outer = positions[d - 1].max(1);
+                        outer.div_ceil(outer.div_ceil((PRODUCT_ROWS / pitch).max(1)))
+                    }
+                    None => 1,
+                };
+                RowAxis {
+                    len,
+                    input_stride: window[d].stride * padded_strides[d],
+                    output_stride: output_spatial_strides[d],
+                    batch: false,
+                    lines,
+                    pitch: pitch.unwrap_or(len),
+                }
+            }
+            _ => RowAxis {
+                len: out_batch,
+                input_stride: padded_batch_stride,
+                output_stride: output_batch_stride,
+                batch: true,
+                lines: 1,
+                pitch: out_batch,
+            },
+        };
+        Geometry {
+            groups,
+            feature_groups: feature_group_count > 1,
+            batch_groups: batch_group_count > 1,
+            out_batch,
+            group_inputs,
+            group_outputs,
+            input_batch_stride: ls[numbers.input_batch_dimension as usize] as usize,
+            input_feature_stride: ls[numbers.input_feature_dimension as usize] as usize,
+            input_spatial,
+            features,
+            fold_innermost_tap: innermost.is_some_and(|d| window[d].dilation == 1)
+                && feature_group_count <= 1,
+            padded_batch_stride,
+            padded,
+            padded_strides,
+            positions,
+            output_batch_stride,
+            output_spatial_strides,
+            output_feature_stride: os[numbers.output_feature_dimension as usize] as usize,
+            window,
+            rows,
+        }
+    }
+
+    fn padded_elements(&self) -> usize {
+        let batch = self.padded_batch_stride;
+        batch.saturating_mul(if self.batch_groups { self.out_batch * self.groups } else { self.out_batch })
+    }
+
+    /// The window dimensions each matrix product sums apart (the rest fold into its depth).
+    fn separate_taps(&self) -> &[WindowAxis] {
+        &self.window[..self.window.len() - usize::from(self.fold_innermost_tap)]
+    }
+
+    /// The depth of each matrix product: the features of a group, times the innermost taps
+    /// where they fold in.
+    fn depth(&self) -> usize {
+        let folded = if self.fold_innermost_tap { self.window.last().map_or(1, |w| w.size) } else { 1 };
+        folded * self.group_inputs
+    }
+
+    /// The input coordinate padded position `p` of spatial dimension `d` reads, if any.
+    fn source(&self, d: usize, p: usize) -> Option<usize> {
+        let w = &self.window[d];
+        let dilated = p as i64 - w.padding_low;
+        let q = dilated.checked_div(w.base_dilation)?;
+        (dilated >= 0 && dilated % w.base_dilation == 0 && (q as usize) < self.input_spatial[d].0)
+            .then(|| q as usize * self.input_spatial[d].1)
+    }
+}
+
+fn convolve<T: MatMul>(
     lhs: &Literal,
     rhs: &Literal,
     attributes: &Convolution<'_>,
     out: &mut Literal,
     parallel: bool,
 ) -> Result<()> {
-    let Convolution { window, numbers, feature_group_count, batch_group_count } = *attributes;
-    let (lhs_shape, rhs_shape, out_shape) = (lhs.shape(), rhs.shape(), out.shape().clone());
-    let (ls, rs, os) = (lhs_shape.strides(), rhs_shape.strides(), out_shape.strides());
-    let lhs_dim = |d: i64| lhs_shape.dimensions()[d as usize];
-    let groups = feature_group_count.max(batch_group_count) as usize;
-    let input_features = rhs_shape.dimensions()[numbers.kernel_input_feature_dimension as usize] as usize;
-    let output_features = rhs_shape.dimensions()[numbers.kernel_output_feature_dimension as usize] as usize;
-    let group_outputs = output_features / groups.max(1);
-    let out_batch = out_shape.dimensions()[numbers.output_batch_dimension as usize] as usize;
-    let spatial_out: Vec<i64> =
-        numbers.output_spatial_dimensions.iter().map(|&d| out_shape.dimensions()[d as usize]).collect();
-    let window_sizes: Vec<i64> = window.dimensions.iter().map(|d| d.size).collect();
-    let window_count: usize = window_sizes.iter().product::<i64>() as usize;
-    let positions: usize = spatial_out.iter().product::<i64>() as usize;
-    let k = window_count * input_features;
-    let rows = out_batch * positions;
-    if rows == 0 || group_outputs == 0 {
+    let geometry = Geometry::new(lhs.shape(), rhs.shape(), out.shape(), attributes);
+    let output = out.storage_mut()?.as_mut_slice::<T>()?;
+    if output.is_empty() {
         return Ok(());
     }
-    // For each spatial dimension, output coordinate and window element: the lhs offset along
-    // it, or `None` where the window reaches padding or a hole of the lhs dilation.
-    let taps: Vec<Vec<Vec<Option<usize>>>> = window
-        .dimensions
-        .iter()
-        .zip(&numbers.input_spatial_dimensions)
-        .zip(&spatial_out)
-        .map(|((w, &d), &count)| {
-            (0..count)
-                .map(|o| {
-                    (0..w.size)
-                        .map(|t| {
-                            let dilated = o * w.stride + t * w.window_dilation - w.padding_low;
-                            let q = dilated / w.base_dilation;
-                            let inside = dilated >= 0 && dilated % w.base_dilation == 0 && q < lhs_dim(d);
-                            inside.then_some((q * ls[d as usize]) as usize)
-                        })
-                        .collect()
-                })
-                .collect()
-        })
-        .collect();
-    let input = lhs.memory::<T>()?;
+    if geometry.depth() == 0 {
+        output.fill(T::ZERO);
+        return Ok(());
+    }
+    let input = padded_input(&geometry, lhs.memory::<T>()?, parallel);
+    let kernel = packed_kernel::<T>(&geometry, rhs, attributes.numbers)?;
+    geometry.compute(&input, &kernel, output, parallel);
+    Ok(())
+}
+
+/// The input as the padded row-major `[batch, spatial…, feature]` array, in the sum type.
+fn padded_input<T: MatMul>(geometry: &Geometry, input: &[T], parallel: bool) -> Vec<T::Sum> {
+    let features = geometry.features;
+    let innermost = geometry.padded.last().copied().unwrap_or(1);
+    let row_len = innermost * features;
+    let mut padded = vec![<T::Sum as NativeType>::ZERO; geometry.padded_elements()];
+    let outer = geometry.padded.len().saturating_sub(1);
+    let fill = |(r, row): (usize, &mut [T::Sum])| {
+        // The row's batch and outer padded coordinates, and where they read the input.
+        let mut rest = r;
+        let mut base = 0usize;
+        for d in (0..outer).rev() {
+            let p = rest % geometry.padded[d];
+            rest /= geometry.padded[d];
+            match geometry.source(d, p) {
+                Some(offset) => base += offset,
+                None => return,
+            }
+        }
+        base += rest * geometry.input_batch_stride;
+        for (p, cells) in row.chunks_mut(features.max(1)).enumerate() {
+            let offset = if geometry.padded.is_empty() { Some(0) } else { geometry.source(outer, p) };
+            let Some(offset) = offset else { continue };
+            let start = base + offset;
+            if geometry.input_feature_stride == 1 {
+                let values = &input[start..start + features];
+                cells.iter_mut().zip(values).for_each(|(cell, &v)| *cell = v.to_sum());
+            } else {
+                for (i, cell) in cells.iter_mut().enumerate() {
+                    *cell = input[start + i * geometry.input_feature_stride].to_sum();
+                }
+            }
+        }
+    };
+    if row_len == 0 {
+        return padded;
+    }
+    if parallel && padded.len() >= 1 << 15 {
+        padded.par_chunks_mut(row_len).enumerate().for_each(fill);
+    } else {
+        padded.chunks_mut(row_len).enumerate().for_each(fill);
+    }
+    padded
+}
+
+/// The kernel as one `[taps…, input feature, output feature]` row-major matrix per group, in
+/// the sum type.
+fn packed_kernel<T: MatMul>(
+    geometry: &Geometry,
+    rhs: &Literal,
+    numbers: &ConvolutionDimensionNumbers,
+) -> Result<Vec<T::Sum>> {
     let kernel = rhs.memory::<T>()?;
-    let output = out.storage_mut()?.as_mut_slice::<T>()?;
-    let batch_per_group = lhs_dim(numbers.input_batch_dimension) as usize / batch_group_count as usize;
-    let feature_stride = ls[numbers.input_feature_dimension as usize] as usize;
-    let block_rows = (PATCH_ELEMENTS / k.max(1)).clamp(1, rows);
-    for g in 0..groups {
-        // The kernel of this group as a [k, group_outputs] matrix, rows (window…, feature).
-        let mut matrix = Vec::with_capacity(k * group_outputs);
-        let mut window_index = vec![0i64; window_sizes.len()];
-        for _ in 0..window_count {
-            let spatial: i64 = numbers
+    let strides = rhs.shape().strides();
+    let stride = |d: i64| strides[d as usize] as usize;
+    let (input_stride, output_stride) =
+        (stride(numbers.kernel_input_feature_dimension), stride(numbers.kernel_output_feature_dimension));
+    let sizes: Vec<i64> = geometry.window.iter().map(|w| w.size as i64).collect();
+    let taps: usize = geometry.window.iter().map(|w| w.size).product();
+    let (inputs, outputs) = (geometry.group_inputs, geometry.group_outputs);
+    let mut packed = Vec::with_capacity(geometry.groups * taps * inputs * outputs);
+    for g in 0..geometry.groups {
+        let mut tap = vec![0i64; sizes.len()];
+        for _ in 0..taps {
+            let spatial: usize = numbers
                 .kernel_spatial_dimensions
                 .iter()
-                .zip(&window_index)
-                .map(|(&d, &i)| i * rs[d as usize])
+                .zip(&tap)
+                .map(|(&d, &t)| t as usize * stride(d))
                 .sum();
-            for i in 0..input_features as i64 {
-                let base = spatial + i * rs[numbers.kernel_input_feature_dimension as usize];
-                for o in 0..group_outputs as i64 {
-                    let feature = (g * group_outputs) as i64 + o;
-                    matrix.push(
-                        kernel[(base + feature * rs[numbers.kernel_output_feature_dimension as usize])
-                            as usize],
-                    );
-                }
+            for i in 0..inputs {
+                let base = spatial + i * input_stride + g * outputs * output_stride;
+                packed.extend((0..outputs).map(|o| kernel[base + o * output_stride].to_sum()));
             }
-            advance(&mut window_index, &window_sizes);
-        }
-        let matrix =
-            Literal::from_vec(&Shape::try_new(T::ELEMENT_TYPE, &[k as i64, group_outputs as i64])?, matrix)?;
-        let feature_base = if feature_group_count > 1 { g * input_features } else { 0 };
-        let batch_base = if batch_group_count > 1 { g * batch_per_group } else { 0 };
-        // One patch matrix and one product for every block (the last block uses a prefix),
-        // so no block pays for fresh pages.
-        let matrix_shape =
-            |rows: usize, columns: usize| Shape::try_new(T::ELEMENT_TYPE, &[rows as i64, columns as i64]);
-        let mut patches = Literal::for_overwrite(&matrix_shape(block_rows, k)?)?;
-        let mut product = Literal::for_overwrite(&matrix_shape(block_rows, group_outputs)?)?;
-        for first in (0..rows).step_by(block_rows) {
-            let count = block_rows.min(rows - first);
-            if count < block_rows {
-                patches = Literal::for_overwrite(&matrix_shape(count, k)?)?;
-                product = Literal::for_overwrite(&matrix_shape(count, group_outputs)?)?;
-            }
-            let fill = |(r, row): (usize, &mut [T])| {
-                let m = first + r;
-                let (n, mut s) = (m / positions, m % positions);
-                let mut coordinates = vec![0usize; spatial_out.len()];
-                for d in (0..spatial_out.len()).rev() {
-                    coordinates[d] = s % spatial_out[d] as usize;
-                    s /= spatial_out[d] as usize;
-                }
-                let batch = (batch_base + n) as i64 * ls[numbers.input_batch_dimension as usize];
-                let base = batch as usize + feature_base * feature_stride;
-                let mut window_index = vec![0i64; window_sizes.len()];
-                for cells in row.chunks_mut(input_features.max(1)).take(window_count) {
-                    let offset: Option<usize> = window_index
-                        .iter()
-                        .enumerate()
-                        .map(|(d, &t)| taps[d][coordinates[d]][t as usize])
-                        .sum();
-                    match offset {
-                        Some(offset) if feature_stride == 1 => {
-                            cells.copy_from_slice(&input[base + offset..base + offset + input_features]);
-                        }
-                        Some(offset) => {
-                            for (i, cell) in cells.iter_mut().enumerate() {
-                                *cell = input[base + offset + i * feature_stride];
-                            }
-                        }
-                        // Padding and dilation holes contribute nothing.
-                        None => cells.fill(T::ZERO),
-                    }
-                    advance(&mut window_index, &window_sizes);
-                }
-            };
-            let rows_of_patches = patches.storage_mut()?.as_mut_slice::<T>()?;
-            if parallel && count * k >= 1 << 15 {
-                rows_of_patches.par_chunks_mut(k.max(1)).enumerate().for_each(fill);
-            } else {
-                rows_of_patches.chunks_mut(k.max(1)).enumerate().for_each(fill);
-            }
-            let numbers_2d = DotDimensionNumbers::new(&[1], &[0], &[], &[]);
-            contraction::dot([&patches, &matrix], &numbers_2d, &mut product, parallel)?;
-            let product = product.memory::<T>()?;
-            for r in 0..count {
-                let m = first + r;
-                let (n, mut s) = (m / positions, m % positions);
-                let mut target = n as i64 * os[numbers.output_batch_dimension as usize];
-                for d in (0..spatial_out.len()).rev() {
-                    target += (s as i64 % spatial_out[d]) * os[numbers.output_spatial_dimensions[d] as usize];
-                    s /= spatial_out[d] as usize;
-                }
-                for o in 0..group_outputs {
-                    let feature = (g * group_outputs + o) as i64;
-                    output[(target + feature * os[numbers.output_feature_dimension as usize]) as usize] =
-                        product[r * group_outputs + o];
-                }
-            }
+            advance(&mut tap, &sizes);
         }
     }
-    Ok(())
+    Ok(packed)
+}
+
+/// Where the output is written: its elements, which tasks write apart.
+struct SharedOutput<T> {
+    elements: *mut T,
+    len: usize,
+}
+
+// SAFETY: tasks share the pointer only to write elements no other task writes (`write`'s
+// contract), and the slice it comes from outlives them (`compute` borrows it throughout).
+unsafe impl<T: Send> Sync for SharedOutput<T> {}
+
+impl<T> SharedOutput<T> {
+    /// Writes `value` at `index`, if inside.
+    ///
+    /// # Safety
+    /// No other thread may read or write `index` while tasks run.
+    unsafe fn write(&self, index: usize, value: T) {
+        if index < self.len {
+            // SAFETY: `index` is inside the slice; the caller guarantees no other access to it.
+            unsafe { self.elements.add(index).write(value) };
+        }
+    }
+
+    /// The `len` elements from `start`, if inside.
+    ///
+    /// # Safety
+    /// No other thread may read or write them while the slice lives.
+    #[allow(clippy::mut_from_ref)] // disjoint parts of one slice, handed to one task each
+    unsafe fn part(&self, start: usize, len: usize) -> Option<&mut [T]> {
+        let inside = start.checked_add(len).is_some_and(|end| end <= self.len);
+        // SAFETY: the range is inside the slice; the caller guarantees no other access to it.
+        inside.then(|| unsafe { std::slice::from_raw_parts_mut(self.elements.add(start), len) })
+    }
+}
+
+impl Geometry {
+    /// The output (row-major `T`) from the padded input and the packed kernel: one task per
+    /// group and block of output rows, each summing its taps' matrix products into the block.
+    fn compute<T: MatMul>(&self, input: &[T::Sum], kernel: &[T::Sum], output: &mut [T], parallel: bool) {
+        // The tasks: every group, and every output coordinate but the rows' axis, the lines'
+        // dimension (the last one left) counted in blocks of `lines`.
+        let rows = &self.rows;
+        let mut task_sizes = vec![self.groups];
+        if !rows.batch {
+            task_sizes.push(self.out_batch);
+        }
+        let spatial_tasks = self.positions.len() - usize::from(!rows.batch);
+        task_sizes.extend(&self.positions[..spatial_tasks]);
+        if let Some(lines) = task_sizes.last_mut().filter(|_| spatial_tasks > 0) {
+            *lines = lines.div_ceil(rows.lines);
+        }
+        let tasks: usize = task_sizes.iter().product();
+        let depth = self.depth();
+        let columns = self.group_outputs;
+        let taps: Vec<i64> = self.separate_taps().iter().map(|w| w.size as i64).collect();
+        let tap_count: usize = taps.iter().map(|&t| t as usize).product();
+        let shared = SharedOutput { elements: output.as_mut_ptr(), len: output.len() };
+        let run = |block: &mut Vec<T::Sum>, task: usize| {
+            // The task's coordinates, outermost first: group, batch (unless rows), positions.
+            let mut coordinates = vec![0usize; task_sizes.len()];
+            let mut rest = task;
+            for d in (0..task_sizes.len()).rev() {
+                coordinates[d] = rest % task_sizes[d];
+                rest /= task_sizes[d];
+            }
+            let g = coordinates[0];
+            let (batch, positions) = match rows.batch {
+                true => (0, &mut coordinates[1..]),
+                false => (coordinates[1], &mut coordinates[2..]),
+            };
+            let mut lines = 1;
+            if let Some(first) = positions.last_mut() {
+                *first *= rows.lines;
+                lines = rows.lines.min(self.positions[spatial_tasks - 1] - *first);
+            }
+            let input_batch = if self.batch_groups { g * self.out_batch } else { 0 } + batch;
+            let input_base = input_batch * self.padded_batch_stride
+                + if self.feature_groups { g * self.group_inputs } else { 0 }
+                + positions
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &o)| o * self.window[d].stride * self.padded_strides[d])
+                    .sum::<usize>();
+            let product_rows = (lines - 1) * rows.pitch + rows.len;
+            block.resize(product_rows * columns, <T::Sum as NativeType>::ZERO);
+            let mut tap = vec![0i64; taps.len()];
+            for j in 0..tap_count {
+                let offset: usize = tap
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &t)| t as usize * self.window[d].dilation * self.padded_strides[d])
+                    .sum();
+                let a = (input, (input_base + offset) as isize, [rows.input_stride as isize, 1]);
+                let b_base = (g * tap_count + j) * depth * columns;
+                let b = (kernel, b_base as isize, [columns as isize, 1]);
+                product_into(a, b, block, [product_rows, depth, columns], j > 0);
+                advance(&mut tap, &taps);
+            }
+            let output_base = batch * self.output_batch_stride
+                + g * columns * self.output_feature_stride
+                + positions.iter().zip(&self.output_spatial_strides).map(|(&o, &s)| o * s).sum::<usize>();
+            let line_stride = spatial_tasks.checked_sub(1).map_or(0, |d| self.output_spatial_strides[d]);
+            for (r, sums) in block.chunks(columns).enumerate() {
+                let (line, row) = (r / rows.pitch, r % rows.pitch);
+                if row >= rows.len {
+                    continue;
+                }
+                let start = output_base + line * line_stride + row * rows.output_stride;
+                // SAFETY (both): each output element belongs to one task (its group, batch and
+                // positions) and one line, row and column of it, so no two writes meet; where
+                // the columns are contiguous, the row's part holds only them.
+                if self.output_feature_stride == 1 {
+                    let Some(part) = (unsafe { shared.part(start, columns) }) else { continue };
+                    part.iter_mut().zip(sums).for_each(|(cell, &sum)| *cell = T::narrow_sum(sum));
+                } else {
+                    for (c, &sum) in sums.iter().enumerate() {
+                        unsafe { shared.write(start + c * self.output_feature_stride, T::narrow_sum(sum)) };
+                    }
+                }
+            }
+        };
+        let work = self.positions.iter().product::<usize>() * self.out_batch * self.groups;
+        let work = work.saturating_mul(columns).saturating_mul(depth * tap_count);
+        if parallel && work >= PARALLEL_WORK && tasks > 1 {
+            (0..tasks).into_par_iter().for_each_init(Vec::new, run);
+        } else {
+            let mut block = Vec::new();
+            (0..tasks).for_each(|task| run(&mut block, task));
+        }
+    }
 }

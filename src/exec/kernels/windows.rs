@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::attributes::Window;
+use crate::attributes::{BinaryOp, ComparisonDirection, Window};
 use crate::error::Result;
 use crate::exec::element::{with_binary_fn, Element};
 use crate::exec::kernels::interpreted::{Apply, Combine};
@@ -108,13 +108,7 @@ pub(crate) fn reduce_window(
         Combine::Native(op) => {
             // The innermost dimension is read as a vector when the window does not move along
             // it and it is contiguous in both the operand and the output.
-            let trivial = window.dimensions.last().is_some_and(|w| {
-                w.size == 1
-                    && w.stride == 1
-                    && w.padding_low == 0
-                    && w.padding_high == 0
-                    && w.base_dilation == 1
-            });
+            let trivial = window.dimensions.last().is_some_and(|w| w.is_trivial());
             let vector = rank > 0 && trivial && strides[rank - 1] == 1;
             let (walked, row) = if vector { (rank - 1, dimensions[rank - 1] as usize) } else { (rank, 1) };
             let walk = Walk::new(window, dimensions, &strides, &positions, walked);
@@ -183,14 +177,21 @@ fn native_reduce_window<T: NativeType>(
     }
 }
 
+/// How select and scatter picks an element of each window and lands a source value on it:
+/// natively, by a comparison of `(kept, candidate)` and a binary op, or by interpreted scalar
+/// functions.
+pub(crate) enum SelectScatter<'a> {
+    Native(ComparisonDirection, BinaryOp),
+    Interpreted { select: Apply<'a>, scatter: Apply<'a> },
+}
+
 /// XLA's select and scatter: `out` (the operand's shape) starts as `init`; for each window
 /// position, `select(kept, candidate)` walks the window's elements (the first kept unless
 /// `select` says no) and `scatter(out, source)` lands on the one kept.
 pub(crate) fn select_and_scatter(
     [operand, source, init]: [&Literal; 3],
     window: &Window,
-    select: Apply<'_>,
-    scatter: Apply<'_>,
+    functions: SelectScatter<'_>,
     out: &mut Literal,
 ) -> Result<()> {
     // Read the operand in the output's layout, so one offset addresses both.
@@ -204,15 +205,44 @@ pub(crate) fn select_and_scatter(
         &relaid
     };
     let shape = out.shape().clone();
-    let initial = Scalar::read(init, 0);
-    let total = shape.buffer_len() as usize;
-    for position in 0..total {
-        initial.store(out, position)?;
-    }
+    let (dimensions, strides) = (shape.dimensions(), shape.strides());
     let positions = source.shape().dimensions().to_vec();
-    let walk = Walk::new(window, shape.dimensions(), &shape.strides(), &positions, shape.rank());
     let source_positions: Vec<usize> = source.shape().row_major_offsets().collect();
     let count = source_positions.len();
+    let (select, scatter) = match functions {
+        SelectScatter::Native(direction, op) => {
+            // Rows of the innermost dimension are walked as one where the window does not move
+            // along it and it is contiguous: each lane then selects apart.
+            let rank = shape.rank();
+            let vector = rank > 0
+                && strides[rank - 1] == 1
+                && window.dimensions.last().is_some_and(|w| w.is_trivial());
+            let (walked, row) = if vector { (rank - 1, dimensions[rank - 1] as usize) } else { (rank, 1) };
+            let walk = Walk::new(window, dimensions, &strides, &positions, walked);
+            return with_native_type!(operand.element_type(), T => {
+                let (input, updates) = (operand.memory::<T>()?, source.memory::<T>()?);
+                let output = out.storage_mut()?.as_mut_slice::<T>()?;
+                output.fill(init.memory::<T>()?[0]);
+                with_binary_fn!(T, op, f => walk.for_each(0..count / row.max(1), |r, offsets| {
+                    let Some((&first, rest)) = offsets.split_first() else { return Ok(()) };
+                    for lane in 0..row {
+                        let kept = rest.iter().fold(first + lane, |kept, &candidate| {
+                            let candidate = candidate + lane;
+                            if direction.holds(input[kept], input[candidate]) { kept } else { candidate }
+                        });
+                        output[kept] = f(output[kept], updates[source_positions[r * row + lane]]);
+                    }
+                    Ok(())
+                }))
+            });
+        }
+        SelectScatter::Interpreted { select, scatter } => (select, scatter),
+    };
+    let walk = Walk::new(window, dimensions, &strides, &positions, shape.rank());
+    let initial = Scalar::read(init, 0);
+    for position in 0..shape.buffer_len() as usize {
+        initial.store(out, position)?;
+    }
     let (mut arguments, mut results) = (Vec::with_capacity(2), Vec::with_capacity(1));
     walk.for_each(0..count, |row, offsets| {
         let Some((&first, rest)) = offsets.split_first() else { return Ok(()) };
