@@ -99,9 +99,9 @@ const PARALLEL_DOT_WORK: usize = 1 << 18;
 
 impl DotGeometry {
     /// Computes the product into `out` (row-major `[batch, m, n]`). Batches, and blocks of
-    /// rows within a batch when there are fewer batches than threads, run in parallel: on
-    /// two cores, two single-threaded gemms on halves of M beat one threaded gemm
-    /// (DESIGN.md, performance).
+    /// a batch when there are fewer batches than threads, run in parallel, each a
+    /// single-threaded gemm: blocks of rows where the lhs is at least as tall as the rhs is
+    /// wide, else blocks of columns (each thread then packs its part of the larger operand).
     fn compute(&self, [lhs, rhs]: [&Literal; 2], out: &mut Literal, parallel: bool) -> Result<()> {
         let (batches, rows, columns) = (self.batches.0.size, self.m.size, self.n.size);
         if batches * rows * columns == 0 {
@@ -115,6 +115,9 @@ impl DotGeometry {
             let (a, b) = (lhs.memory::<T>()?, rhs.memory::<T>()?);
             let c = out.storage_mut()?.as_mut_slice::<T>()?;
             let block = |(batch, first_row, c_block): (usize, usize, &mut [T])| self.block::<T>(a, b, batch, first_row, c_block);
+            if threads > 1 && blocks_per_batch > 1 && rows < columns && self.column_blocks::<T>(a, b, c, blocks_per_batch) {
+                return Ok(());
+            }
             if threads > 1 {
                 c.par_chunks_mut(rows * columns).enumerate().for_each(|(batch, c_batch)| {
                     c_batch
@@ -127,6 +130,50 @@ impl DotGeometry {
             }
         });
         Ok(())
+    }
+
+    /// Computes every batch of the product in `blocks` blocks of columns in parallel and
+    /// returns true, or returns false (computing nothing) where `T` has no strided gemm or
+    /// the groups do not collapse to single strides.
+    fn column_blocks<T: MatMul>(&self, a: &[T], b: &[T], c: &mut [T], blocks: usize) -> bool {
+        let [Some(am), Some(ak), Some(bk), Some(bn)] =
+            [self.m.stride, self.k.0.stride, self.k.1.stride, self.n.stride]
+        else {
+            return false;
+        };
+        let (rows, columns, depth) = (self.m.size, self.n.size, self.k.0.size);
+        // Blocks of whole vectors of 16 lanes.
+        let width = columns.div_ceil(blocks).div_ceil(16) * 16;
+        let (batches, column_blocks) = (self.batches.0.size, columns.div_ceil(width));
+        // Strides are non-negative, so the last batch's full operands bound every block's reads.
+        let last = batches - 1;
+        let a_last = (a, self.batches.0.offset(last), [am, ak]);
+        let b_last = (b, self.batches.1.offset(last), [bk, bn]);
+        let inside = reads_inside(a_last, rows, depth) && reads_inside(b_last, depth, columns);
+        if c.len() < batches * rows * columns || !T::HAS_GEMM || !inside {
+            return false;
+        }
+        let out = SharedProduct(c.as_mut_ptr());
+        (0..batches * column_blocks).into_par_iter().for_each(|i| {
+            let (batch, first) = (i / column_blocks, (i % column_blocks) * width);
+            let n = width.min(columns - first);
+            let a_base = self.batches.0.offset(batch);
+            let b_base = self.batches.1.offset(batch) + first as isize * bn;
+            // SAFETY: the block writes rows × n elements from `batch · rows · columns + first`
+            // at row stride `columns`, inside `c` (checked above); blocks' columns and batches
+            // are disjoint, so no two blocks write one element.
+            unsafe {
+                let c_block = out.get().add(batch * rows * columns + first);
+                T::gemm_strided(
+                    (a, a_base, [am, ak]),
+                    (b, b_base, [bk, bn]),
+                    c_block,
+                    columns,
+                    [rows, depth, n],
+                );
+            }
+        });
+        true
     }
 
     /// Rows `first_row..` (as many as `c` holds) of one batch's product.
@@ -167,6 +214,24 @@ pub(crate) trait MatMul: Element {
     type Sum: MatMul;
     fn to_sum(self) -> Self::Sum;
     fn narrow_sum(sum: Self::Sum) -> Self;
+    /// Whether [`MatMul::gemm_strided`] computes products (else a plain loop must).
+    const HAS_GEMM: bool = false;
+
+    /// Computes `c = a·b` with `c` row-major `m×n` at row stride `row_stride` from the
+    /// pointer, if `HAS_GEMM` (else nothing).
+    ///
+    /// # Safety
+    /// `c` must be valid for writes of every element `i · row_stride + j` (i < m, j < n), and
+    /// no other thread may access them during the call; the reads of `a` and `b` are checked.
+    unsafe fn gemm_strided(
+        _a: (&[Self], isize, [isize; 2]),
+        _b: (&[Self], isize, [isize; 2]),
+        _c: *mut Self,
+        _row_stride: usize,
+        _mkn: [usize; 3],
+    ) {
+    }
+
     /// Computes the product into `c` (added to it if `accumulate`) and returns true, or
     /// returns false for a plain loop to do it.
     fn gemm(
@@ -258,25 +323,34 @@ macro_rules! matmul_by_matrixmultiply {
     ($($t:ty => $gemm:path),*) => {$(
         impl MatMul for $t {
             type Sum = $t;
+            const HAS_GEMM: bool = true;
             fn to_sum(self) -> $t { self }
             fn narrow_sum(sum: $t) -> $t { sum }
+            unsafe fn gemm_strided(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: *mut Self, row_stride: usize, [m, k, n]: [usize; 3]) {
+                if m == 0 || n == 0 || !reads_inside(a, m, k) || !reads_inside(b, k, n) {
+                    return;
+                }
+                // SAFETY: every element read is `base + i·row + j·col` with i, j below the
+                // checked extremes, so inside `a.0` / `b.0`; the caller guarantees `c`'s
+                // elements. matrixmultiply reads and writes nothing else.
+                unsafe {
+                    $gemm(
+                        m, k, n, 1.0,
+                        a.0.as_ptr().offset(a.1), a.2[0], a.2[1],
+                        b.0.as_ptr().offset(b.1), b.2[0], b.2[1],
+                        0.0, c, row_stride as isize, 1,
+                    );
+                }
+            }
             fn gemm(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: &mut [Self], [m, k, n]: [usize; 3], accumulate: bool) -> bool {
                 if m == 0 || n == 0 {
                     return true;
                 }
-                // The last element either operand reads must lie inside its buffer; the
-                // strides are non-negative (they come from layouts), so checking the extremes
-                // bounds every read.
-                let last = |(data, base, [row, col]): (&[Self], isize, [isize; 2]), rows: usize, cols: usize| {
-                    base >= 0 && row >= 0 && col >= 0
-                        && (base + (rows.max(1) - 1) as isize * row + (cols.max(1) - 1) as isize * col) < data.len() as isize
-                };
-                if !last(a, m, k) || !last(b, k, n) || c.len() < m * n {
+                if !reads_inside(a, m, k) || !reads_inside(b, k, n) || c.len() < m * n {
                     return false;
                 }
-                // SAFETY: every element read is `base + i·row + j·col` with i, j below the
-                // checked extremes, so inside `a.0` / `b.0`; `c` holds `m·n` elements written
-                // row-major with strides (n, 1). matrixmultiply reads and writes nothing else.
+                // SAFETY: as in `gemm_strided`; `c` holds `m·n` elements written row-major
+                // with strides (n, 1).
                 unsafe {
                     $gemm(
                         m, k, n, 1.0,
@@ -291,3 +365,30 @@ macro_rules! matmul_by_matrixmultiply {
     )*};
 }
 matmul_by_matrixmultiply!(f32 => matrixmultiply::sgemm, f64 => matrixmultiply::dgemm);
+
+/// Whether a `rows × cols` matrix read at `base + i·row + j·col` lies inside `data`: the
+/// strides are non-negative (they come from layouts), so checking the extremes bounds every
+/// read.
+fn reads_inside<T>((data, base, [row, col]): (&[T], isize, [isize; 2]), rows: usize, cols: usize) -> bool {
+    base >= 0
+        && row >= 0
+        && col >= 0
+        && (base + (rows.max(1) - 1) as isize * row + (cols.max(1) - 1) as isize * col) < data.len() as isize
+}
+
+/// The product's buffer, shared by threads that write disjoint blocks of it.
+#[derive(Clone, Copy)]
+struct SharedProduct<T>(*mut T);
+
+// SAFETY: threads only write through the pointer at elements no other thread writes (see
+// `column_blocks`), and the buffer outlives the parallel loop that uses it.
+unsafe impl<T: Send> Send for SharedProduct<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for SharedProduct<T> {}
+
+impl<T> SharedProduct<T> {
+    /// The pointer (a method, so closures capture the `Sync` wrapper, not the pointer).
+    fn get(self) -> *mut T {
+        self.0
+    }
+}

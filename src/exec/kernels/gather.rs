@@ -3,7 +3,7 @@
 
 use crate::attributes::GatherDimensionNumbers;
 use crate::error::Result;
-use crate::exec::kernels::indexing::{box_offsets, clamp_start, copy_windows, index_value, Windows};
+use crate::exec::kernels::indexing::{box_runs, clamp_start, copy_windows, index_value, Windows};
 use crate::literal::Literal;
 
 /// XLA's gather of `operand` at `indices` into `out` (of the gather's dimensions, any layout).
@@ -54,16 +54,10 @@ pub(crate) fn gather(
         .map(|d| d as usize)
         .collect();
     let kept_sizes: Vec<i64> = kept.iter().map(|&d| slice_sizes[d]).collect();
-    let from_offsets =
-        box_offsets(&kept_sizes, &kept.iter().map(|&d| operand_strides[d]).collect::<Vec<_>>());
+    let from_strides: Vec<i64> = kept.iter().map(|&d| operand_strides[d]).collect();
     let to_strides: Vec<i64> = numbers.offset_dims.iter().map(|&d| out_strides[d as usize]).collect();
-    let to_offsets = box_offsets(&kept_sizes, &to_strides);
-    let windows = Windows {
-        sources: &sources,
-        targets: &targets,
-        from_offsets: &from_offsets,
-        to_offsets: &to_offsets,
-    };
+    let runs = box_runs(&kept_sizes, &from_strides, &to_strides);
+    let windows = Windows { sources: &sources, targets: &targets, runs: &runs };
     copy_windows(operand, out, &windows, parallel)
 }
 
@@ -81,14 +75,8 @@ pub(crate) fn dynamic_slice(
         let start = clamp_start(index_value(start, 0)?, operand.shape().dimensions()[d], sizes[d]);
         source += start * operand_strides[d];
     }
-    let from_offsets = box_offsets(&sizes, &operand_strides);
-    let to_offsets = box_offsets(&sizes, &out.shape().strides());
-    let windows = Windows {
-        sources: &[source as usize],
-        targets: &[0],
-        from_offsets: &from_offsets,
-        to_offsets: &to_offsets,
-    };
+    let runs = box_runs(&sizes, &operand_strides, &out.shape().strides());
+    let windows = Windows { sources: &[source as usize], targets: &[0], runs: &runs };
     copy_windows(operand, out, &windows, parallel)
 }
 

@@ -36,13 +36,41 @@ pub(crate) fn box_offsets(sizes: &[i64], strides: &[i64]) -> Vec<usize> {
     crate::shape::index::RowMajorOffsets::new(sizes, strides).collect()
 }
 
-/// Windows to copy: window `w` reads `from[sources[w] + from_offsets[i]]` into
-/// `to[targets[w] + to_offsets[i]]` for each element `i`.
+/// A box of dimensions as two layouts see it: the offsets of its runs (elements consecutive
+/// in both layouts: the innermost dimensions, while they are), in row-major order, and the
+/// length of a run. Copies move runs, not elements.
+pub(crate) struct BoxRuns {
+    pub(crate) from: Vec<usize>,
+    pub(crate) to: Vec<usize>,
+    pub(crate) len: usize,
+}
+
+/// The runs of the box `sizes` read through `from_strides` and written through `to_strides`.
+pub(crate) fn box_runs(sizes: &[i64], from_strides: &[i64], to_strides: &[i64]) -> BoxRuns {
+    let mut outer = sizes.len();
+    let mut len = 1i64;
+    while outer > 0 {
+        let d = outer - 1;
+        let consecutive = sizes[d] == 1 || (from_strides[d] == len && to_strides[d] == len);
+        if !consecutive {
+            break;
+        }
+        len *= sizes[d];
+        outer = d;
+    }
+    BoxRuns {
+        from: box_offsets(&sizes[..outer], &from_strides[..outer]),
+        to: box_offsets(&sizes[..outer], &to_strides[..outer]),
+        len: len as usize,
+    }
+}
+
+/// Windows to copy: window `w` reads run `r` of `runs` at `from[sources[w] + runs.from[r]..]`
+/// into `to[targets[w] + runs.to[r]..]`.
 pub(crate) struct Windows<'a> {
     pub(crate) sources: &'a [usize],
     pub(crate) targets: &'a [usize],
-    pub(crate) from_offsets: &'a [usize],
-    pub(crate) to_offsets: &'a [usize],
+    pub(crate) runs: &'a BoxRuns,
 }
 
 /// A raw pointer to an output buffer that threads write disjoint elements of.
@@ -76,33 +104,26 @@ pub(crate) fn copy_windows(
 }
 
 fn copy_typed<T: NativeType>(from: &[T], to: &mut [T], windows: &Windows<'_>, parallel: bool) {
-    let n = windows.from_offsets.len();
-    if n == 0 {
+    let BoxRuns { from: from_runs, to: to_runs, len } = windows.runs;
+    let (runs, len) = (from_runs.len(), *len);
+    if runs == 0 || len == 0 {
         // Empty windows (a size-0 slice) copy nothing; their starts may lie at the bounds.
         return;
     }
-    let contiguous = windows.from_offsets.iter().enumerate().all(|(i, &o)| o == i)
-        && windows.to_offsets.iter().enumerate().all(|(i, &o)| o == i);
     let bound = to.len();
     let out = Shared(to.as_mut_ptr());
-    let copy_one = |w: usize| {
-        let (source, target) = (windows.sources[w], windows.targets[w]);
-        if contiguous {
-            assert!(target + n <= bound, "window out of the output");
-            // SAFETY: `target..target + n` is inside the buffer (asserted) and no other window
-            // writes it (the caller's contract).
-            let dst = unsafe { std::slice::from_raw_parts_mut(out.get().add(target), n) };
-            dst.copy_from_slice(&from[source..source + n]);
-        } else {
-            for (&f, &t) in windows.from_offsets.iter().zip(windows.to_offsets) {
-                assert!(target + t < bound, "element out of the output");
-                // SAFETY: in bounds (asserted); no other (window, element) writes this position.
-                unsafe { *out.get().add(target + t) = from[source + f] };
-            }
-        }
+    // Copies run `r` of window `w`, for `i = w · runs + r`.
+    let copy_one = |i: usize| {
+        let (w, r) = (i / runs, i % runs);
+        let (source, target) = (windows.sources[w] + from_runs[r], windows.targets[w] + to_runs[r]);
+        assert!(target + len <= bound, "run out of the output");
+        // SAFETY: `target..target + len` is inside the buffer (asserted) and no other run of
+        // any window writes it (the caller's contract).
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.get().add(target), len) };
+        dst.copy_from_slice(&from[source..source + len]);
     };
-    let count = windows.sources.len();
-    if parallel && count * n >= 1 << 15 {
+    let count = windows.sources.len() * runs;
+    if parallel && count * len >= 1 << 15 {
         let grain = (count / (4 * rayon::current_num_threads())).max(1);
         (0..count).into_par_iter().with_min_len(grain).for_each(copy_one);
     } else {

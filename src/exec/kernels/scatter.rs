@@ -7,7 +7,9 @@ use crate::attributes::ScatterDimensionNumbers;
 use crate::error::Result;
 use crate::exec::element::{with_binary_fn, Element};
 use crate::exec::kernels::gather::advance;
-use crate::exec::kernels::indexing::{box_offsets, clamp_start, copy_windows, index_value, Windows};
+use crate::exec::kernels::indexing::{
+    box_offsets, box_runs, clamp_start, copy_windows, index_value, Windows,
+};
 use crate::exec::kernels::interpreted::Combine;
 use crate::exec::scalar_program::Scalar;
 use crate::literal::Literal;
@@ -22,10 +24,8 @@ pub(crate) fn copy_operand(operand: &Literal, out: &mut Literal) -> Result<()> {
         return Ok(());
     }
     let sizes = operand.shape().dimensions().to_vec();
-    let from_offsets = box_offsets(&sizes, &operand.shape().strides());
-    let to_offsets = box_offsets(&sizes, &out.shape().strides());
-    let windows =
-        Windows { sources: &[0], targets: &[0], from_offsets: &from_offsets, to_offsets: &to_offsets };
+    let runs = box_runs(&sizes, &operand.shape().strides(), &out.shape().strides());
+    let windows = Windows { sources: &[0], targets: &[0], runs: &runs };
     copy_windows(operand, out, &windows, false)
 }
 
@@ -142,13 +142,7 @@ pub(crate) fn dynamic_update_slice(
         let start = clamp_start(index_value(start, 0)?, out.shape().dimensions()[d], sizes[d]);
         target += start * out_strides[d];
     }
-    let from_offsets = box_offsets(&sizes, &update.shape().strides());
-    let to_offsets = box_offsets(&sizes, &out_strides);
-    let windows = Windows {
-        sources: &[0],
-        targets: &[target as usize],
-        from_offsets: &from_offsets,
-        to_offsets: &to_offsets,
-    };
+    let runs = box_runs(&sizes, &update.shape().strides(), &out_strides);
+    let windows = Windows { sources: &[0], targets: &[target as usize], runs: &runs };
     copy_windows(update, out, &windows, parallel)
 }
