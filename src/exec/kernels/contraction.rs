@@ -6,6 +6,7 @@ use crate::attributes::DotDimensionNumbers;
 use crate::error::{invalid_argument, Result};
 use crate::exec::element::Element;
 use crate::exec::half_convert::{bf16_from_f32, bf16_to_f32, f16_from_f32, f16_to_f32};
+use crate::exec::kernels::disjoint::DisjointWrites;
 use crate::literal::Literal;
 use crate::shape::Shape;
 use crate::storage::{with_native_type, NativeType};
@@ -153,7 +154,7 @@ impl DotGeometry {
         if c.len() < batches * rows * columns || !T::HAS_GEMM || !inside {
             return false;
         }
-        let out = SharedProduct(c.as_mut_ptr());
+        let out = DisjointWrites::new(c);
         (0..batches * column_blocks).into_par_iter().for_each(|i| {
             let (batch, first) = (i / column_blocks, (i % column_blocks) * width);
             let n = width.min(columns - first);
@@ -163,14 +164,15 @@ impl DotGeometry {
             // at row stride `columns`, inside `c` (checked above); blocks' columns and batches
             // are disjoint, so no two blocks write one element.
             unsafe {
-                let c_block = out.get().add(batch * rows * columns + first);
-                T::gemm_strided(
-                    (a, a_base, [am, ak]),
-                    (b, b_base, [bk, bn]),
-                    c_block,
-                    columns,
-                    [rows, depth, n],
-                );
+                if let Some(c_block) = out.pointer(batch * rows * columns + first) {
+                    T::gemm_strided(
+                        (a, a_base, [am, ak]),
+                        (b, b_base, [bk, bn]),
+                        c_block,
+                        columns,
+                        [rows, depth, n],
+                    );
+                }
             }
         });
         true
@@ -374,21 +376,4 @@ fn reads_inside<T>((data, base, [row, col]): (&[T], isize, [isize; 2]), rows: us
         && row >= 0
         && col >= 0
         && (base + (rows.max(1) - 1) as isize * row + (cols.max(1) - 1) as isize * col) < data.len() as isize
-}
-
-/// The product's buffer, shared by threads that write disjoint blocks of it.
-#[derive(Clone, Copy)]
-struct SharedProduct<T>(*mut T);
-
-// SAFETY: threads only write through the pointer at elements no other thread writes (see
-// `column_blocks`), and the buffer outlives the parallel loop that uses it.
-unsafe impl<T: Send> Send for SharedProduct<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for SharedProduct<T> {}
-
-impl<T> SharedProduct<T> {
-    /// The pointer (a method, so closures capture the `Sync` wrapper, not the pointer).
-    fn get(self) -> *mut T {
-        self.0
-    }
 }

@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use crate::attributes::{ConvolutionDimensionNumbers, Window};
 use crate::error::Result;
 use crate::exec::kernels::contraction::{product_into, MatMul};
+use crate::exec::kernels::disjoint::DisjointWrites;
 use crate::exec::kernels::gather::advance;
 use crate::literal::Literal;
 use crate::shape::Shape;
@@ -349,40 +350,6 @@ fn packed_kernel<T: MatMul>(
     Ok(packed)
 }
 
-/// Where the output is written: its elements, which tasks write apart.
-struct SharedOutput<T> {
-    elements: *mut T,
-    len: usize,
-}
-
-// SAFETY: tasks share the pointer only to write elements no other task writes (`write`'s
-// contract), and the slice it comes from outlives them (`compute` borrows it throughout).
-unsafe impl<T: Send> Sync for SharedOutput<T> {}
-
-impl<T> SharedOutput<T> {
-    /// Writes `value` at `index`, if inside.
-    ///
-    /// # Safety
-    /// No other thread may read or write `index` while tasks run.
-    unsafe fn write(&self, index: usize, value: T) {
-        if index < self.len {
-            // SAFETY: `index` is inside the slice; the caller guarantees no other access to it.
-            unsafe { self.elements.add(index).write(value) };
-        }
-    }
-
-    /// The `len` elements from `start`, if inside.
-    ///
-    /// # Safety
-    /// No other thread may read or write them while the slice lives.
-    #[allow(clippy::mut_from_ref)] // disjoint parts of one slice, handed to one task each
-    unsafe fn part(&self, start: usize, len: usize) -> Option<&mut [T]> {
-        let inside = start.checked_add(len).is_some_and(|end| end <= self.len);
-        // SAFETY: the range is inside the slice; the caller guarantees no other access to it.
-        inside.then(|| unsafe { std::slice::from_raw_parts_mut(self.elements.add(start), len) })
-    }
-}
-
 impl Geometry {
     /// The output (row-major `T`) from the padded input and the packed kernel: one task per
     /// group and block of output rows, each summing its taps' matrix products into the block.
@@ -404,7 +371,7 @@ impl Geometry {
         let columns = self.group_outputs;
         let taps: Vec<i64> = self.separate_taps().iter().map(|w| w.size as i64).collect();
         let tap_count: usize = taps.iter().map(|&t| t as usize).product();
-        let shared = SharedOutput { elements: output.as_mut_ptr(), len: output.len() };
+        let shared = DisjointWrites::new(output);
         let run = |block: &mut Vec<T::Sum>, task: usize| {
             // The task's coordinates, outermost first: group, batch (unless rows), positions.
             let mut coordinates = vec![0usize; task_sizes.len()];

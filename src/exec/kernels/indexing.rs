@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::exec::kernels::disjoint::DisjointWrites;
 use crate::literal::Literal;
 use crate::storage::{with_native_type, NativeType};
 
@@ -73,23 +74,6 @@ pub(crate) struct Windows<'a> {
     pub(crate) runs: &'a BoxRuns,
 }
 
-/// A raw pointer to an output buffer that threads write disjoint elements of.
-#[derive(Clone, Copy)]
-struct Shared<T>(*mut T);
-
-// SAFETY: the pointer is only written through at positions no other thread writes (see
-// `copy_windows`), and the buffer outlives the parallel loop that uses it.
-unsafe impl<T: Send> Send for Shared<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for Shared<T> {}
-
-impl<T> Shared<T> {
-    /// The pointer (a method, so closures capture the `Sync` wrapper, not the pointer).
-    fn get(self) -> *mut T {
-        self.0
-    }
-}
-
 /// Copies `windows` of `from` into `to` (same element type). Each (window, element) pair must
 /// target a distinct position of `to` (a gather's output map is a bijection), which lets the
 /// windows be copied in parallel.
@@ -110,17 +94,15 @@ fn copy_typed<T: NativeType>(from: &[T], to: &mut [T], windows: &Windows<'_>, pa
         // Empty windows (a size-0 slice) copy nothing; their starts may lie at the bounds.
         return;
     }
-    let bound = to.len();
-    let out = Shared(to.as_mut_ptr());
+    let out = DisjointWrites::new(to);
     // Copies run `r` of window `w`, for `i = w · runs + r`.
     let copy_one = |i: usize| {
         let (w, r) = (i / runs, i % runs);
         let (source, target) = (windows.sources[w] + from_runs[r], windows.targets[w] + to_runs[r]);
-        assert!(target + len <= bound, "run out of the output");
-        // SAFETY: `target..target + len` is inside the buffer (asserted) and no other run of
-        // any window writes it (the caller's contract).
-        let dst = unsafe { std::slice::from_raw_parts_mut(out.get().add(target), len) };
-        dst.copy_from_slice(&from[source..source + len]);
+        // SAFETY: no other run of any window writes `target..target + len` (the caller's
+        // contract).
+        let dst = unsafe { out.part(target, len) };
+        dst.expect("run out of the output").copy_from_slice(&from[source..source + len]);
     };
     let count = windows.sources.len() * runs;
     if parallel && count * len >= 1 << 15 {

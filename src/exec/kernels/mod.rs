@@ -6,6 +6,7 @@ pub(crate) mod bitcast;
 pub(crate) mod contraction;
 pub(crate) mod convolution;
 pub(crate) mod data_movement;
+pub(crate) mod disjoint;
 pub(crate) mod gather;
 pub(crate) mod indexing;
 pub(crate) mod interpreted;
