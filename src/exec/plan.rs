@@ -504,7 +504,7 @@ impl Plan {
         let rest: Vec<&Literal> = (rest.iter())
             .map(|&o| values[o].as_ref().ok_or_else(|| missing(&self.computation, o))?.array())
             .collect::<Result<_>>()?;
-        let dense = rest.iter().map(|&array| self.dense(array, parallel)).collect::<Result<Vec<_>>>()?;
+        let dense = self.dense_all(&rest, parallel)?;
         let Some((update, starts)) = dense.split_first() else { return Err(missing(&self.computation, id)) };
         let starts: Vec<&Literal> = starts.iter().map(|start| &**start).collect();
         scatter::dynamic_update_slice(None, update, &starts, &mut target, parallel)?;
@@ -590,7 +590,7 @@ impl Plan {
         if let Step::Loop(program) = step {
             return program.run(inputs, out, parallel);
         }
-        let dense = inputs.iter().map(|&array| self.dense(array, parallel)).collect::<Result<Vec<_>>>()?;
+        let dense = self.dense_all(inputs, parallel)?;
         let inputs: Vec<&Literal> = dense.iter().map(|array| &**array).collect();
         if !out.shape().is_padded() {
             return self.kernel(step, id, &inputs, out, parallel);
@@ -747,8 +747,8 @@ impl Plan {
             }
             _ => {
                 // Kernels read and write dense buffers only (see `compute`).
-                let dense =
-                    inputs.iter().map(|v| self.dense(v.array()?, parallel)).collect::<Result<Vec<_>>>()?;
+                let arrays = inputs.iter().map(|v| v.array()).collect::<Result<Vec<_>>>()?;
+                let dense = self.dense_all(&arrays, parallel)?;
                 let arrays: Vec<&Literal> = dense.iter().map(|array| &**array).collect();
                 let shapes = match shape.is_tuple() {
                     true => shape.tuple_shapes(),
@@ -833,13 +833,14 @@ impl Plan {
         }
     }
 
-    /// `array` without padding: itself when it has none, else its elements copied into a
-    /// dense buffer of the same memory order. Kernels read and write only such buffers.
-    fn dense<'l>(&self, array: &'l Literal, parallel: bool) -> Result<Cow<'l, Literal>> {
-        match array.shape().is_padded() {
+    /// Each of `arrays` without padding: itself when it has none, else its elements copied
+    /// into a dense buffer of the same memory order. Kernels read and write only such buffers.
+    fn dense_all<'l>(&self, arrays: &[&'l Literal], parallel: bool) -> Result<Vec<Cow<'l, Literal>>> {
+        let dense = |array: &'l Literal| match array.shape().is_padded() {
             false => Ok(Cow::Borrowed(array)),
             true => Ok(Cow::Owned(self.relayouts.copy(array, &array.shape().without_padding(), parallel)?)),
-        }
+        };
+        arrays.iter().map(|&array| dense(array)).collect()
     }
 }
 
