@@ -251,11 +251,34 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
 
-    /// Sizes at which the kernel's products run over several lines at once (the rows over a
-    /// line's padding computed and dropped), with more features than a vector's lanes.
+    /// Spatial sizes of a few dozen (many rows per product) under any window.
     #[test]
-    fn larger_convolutions_are_the_naive_sum(case in conv_case_of(2..=2, 8..=16, 1..=17)) {
+    fn larger_convolutions_are_the_naive_sum(case in conv_case_of(2..=2, 24..=36, 1..=9)) {
         check_convolution(&case)?;
+    }
+}
+
+/// jax's 3×3 SAME convolutions, NHWC by HWIO, in sizes where the kernel's products run over
+/// several lines at once (the rows over a line's padding computed and dropped), and strided.
+#[test]
+fn same_convolutions_over_several_lines_are_the_naive_sum() {
+    for (side, stride, layout) in [(20, 1, [3, 2, 1, 0]), (17, 1, [2, 3, 0, 1]), (19, 2, [3, 2, 1, 0])] {
+        let dim = Dim { size: 3, stride, padding: (1, 1), base_dilation: 1, window_dilation: 1 };
+        let case = ConvCase {
+            batch: 2,
+            in_features: 5,
+            out_features: 7,
+            spatial: vec![side, side - 2],
+            dims: vec![dim.clone(), dim],
+            feature_groups: 1,
+            batch_groups: 1,
+            input_roles: vec![0, 3, 1, 2],
+            kernel_roles: vec![2, 3, 0, 1],
+            output_roles: vec![0, 3, 1, 2],
+            lhs_layout: layout.to_vec(),
+            rhs_layout: vec![3, 2, 1, 0],
+        };
+        check_convolution(&case).unwrap();
     }
 }
 

@@ -28,6 +28,17 @@ pub(crate) struct Convolution<'a> {
 /// Below this many multiply-adds a convolution runs on the calling thread.
 const PARALLEL_WORK: usize = 1 << 18;
 
+/// The most bytes of output blocks a group of tasks sums at once.
+const GROUP_BYTES: usize = 1 << 19;
+
+/// Where one task of a convolution reads and writes.
+struct Placed {
+    g: usize,
+    input_base: usize,
+    output_base: usize,
+    product_rows: usize,
+}
+
 /// The rows a matrix product aims at, where lines merge: enough that packing its operands
 /// costs little beside the products.
 const PRODUCT_ROWS: usize = 512;
@@ -372,7 +383,17 @@ impl Geometry {
         let taps: Vec<i64> = self.separate_taps().iter().map(|w| w.size as i64).collect();
         let tap_count: usize = taps.iter().map(|&t| t as usize).product();
         let shared = DisjointWrites::new(output);
-        let run = |block: &mut Vec<T::Sum>, task: usize| {
+        let work = self.positions.iter().product::<usize>() * self.out_batch * self.groups;
+        let work = work.saturating_mul(columns).saturating_mul(depth * tap_count);
+        let parallel = parallel && work >= PARALLEL_WORK && tasks > 1;
+        // Groups of tasks whose blocks fit `GROUP_BYTES`, at least one per thread.
+        let threads = if parallel { rayon::current_num_threads() } else { 1 };
+        let block_bytes = (rows.lines * rows.pitch * columns * std::mem::size_of::<T::Sum>()).max(1);
+        let groups = tasks.div_ceil((GROUP_BYTES / block_bytes).max(1)).max(threads).min(tasks);
+        let group_tasks = tasks.div_ceil(groups.max(1));
+        let groups = tasks.div_ceil(group_tasks.max(1));
+        // Where task `task` reads and writes: its group, input and output bases, lines, rows.
+        let place = |task: usize| -> Placed {
             // The task's coordinates, outermost first: group, batch (unless rows), positions.
             let mut coordinates = vec![0usize; task_sizes.len()];
             let mut rest = task;
@@ -398,31 +419,19 @@ impl Geometry {
                     .enumerate()
                     .map(|(d, &o)| o * self.window[d].stride * self.padded_strides[d])
                     .sum::<usize>();
-            let product_rows = (lines - 1) * rows.pitch + rows.len;
-            block.resize(product_rows * columns, <T::Sum as NativeType>::ZERO);
-            let mut tap = vec![0i64; taps.len()];
-            for j in 0..tap_count {
-                let offset: usize = tap
-                    .iter()
-                    .enumerate()
-                    .map(|(d, &t)| t as usize * self.window[d].dilation * self.padded_strides[d])
-                    .sum();
-                let a = (input, (input_base + offset) as isize, [rows.input_stride as isize, 1]);
-                let b_base = (g * tap_count + j) * depth * columns;
-                let b = (kernel, b_base as isize, [columns as isize, 1]);
-                product_into(a, b, block, [product_rows, depth, columns], j > 0);
-                advance(&mut tap, &taps);
-            }
             let output_base = batch * self.output_batch_stride
                 + g * columns * self.output_feature_stride
                 + positions.iter().zip(&self.output_spatial_strides).map(|(&o, &s)| o * s).sum::<usize>();
-            let line_stride = spatial_tasks.checked_sub(1).map_or(0, |d| self.output_spatial_strides[d]);
+            Placed { g, input_base, output_base, product_rows: (lines - 1) * rows.pitch + rows.len }
+        };
+        let line_stride = spatial_tasks.checked_sub(1).map_or(0, |d| self.output_spatial_strides[d]);
+        let write = |placed: &Placed, block: &[T::Sum]| {
             for (r, sums) in block.chunks(columns).enumerate() {
                 let (line, row) = (r / rows.pitch, r % rows.pitch);
                 if row >= rows.len {
                     continue;
                 }
-                let start = output_base + line * line_stride + row * rows.output_stride;
+                let start = placed.output_base + line * line_stride + row * rows.output_stride;
                 // SAFETY (both): each output element belongs to one task (its group, batch and
                 // positions) and one line, row and column of it, so no two writes meet; where
                 // the columns are contiguous, the row's part holds only them.
@@ -436,13 +445,46 @@ impl Geometry {
                 }
             }
         };
-        let work = self.positions.iter().product::<usize>() * self.out_batch * self.groups;
-        let work = work.saturating_mul(columns).saturating_mul(depth * tap_count);
-        if parallel && work >= PARALLEL_WORK && tasks > 1 {
-            (0..tasks).into_par_iter().for_each_init(Vec::new, run);
+        // A group of tasks sums tap by tap, every task of the group per tap, so a tap's kernel
+        // rows are read from cache by all of them.
+        let run = |blocks: &mut Vec<T::Sum>, group: usize| {
+            let placed: Vec<Placed> =
+                (group * group_tasks..tasks.min((group + 1) * group_tasks)).map(place).collect();
+            let starts: Vec<usize> = placed
+                .iter()
+                .scan(0, |start, p| {
+                    let here = *start;
+                    *start += p.product_rows * columns;
+                    Some(here)
+                })
+                .collect();
+            blocks
+                .resize(placed.iter().map(|p| p.product_rows * columns).sum(), <T::Sum as NativeType>::ZERO);
+            let mut tap = vec![0i64; taps.len()];
+            for j in 0..tap_count {
+                let offset: usize = tap
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &t)| t as usize * self.window[d].dilation * self.padded_strides[d])
+                    .sum();
+                for (p, &start) in placed.iter().zip(&starts) {
+                    let a = (input, (p.input_base + offset) as isize, [rows.input_stride as isize, 1]);
+                    let b_base = (p.g * tap_count + j) * depth * columns;
+                    let b = (kernel, b_base as isize, [columns as isize, 1]);
+                    let block = &mut blocks[start..start + p.product_rows * columns];
+                    product_into(a, b, block, [p.product_rows, depth, columns], j > 0);
+                }
+                advance(&mut tap, &taps);
+            }
+            for (p, &start) in placed.iter().zip(&starts) {
+                write(p, &blocks[start..start + p.product_rows * columns]);
+            }
+        };
+        if parallel {
+            (0..groups).into_par_iter().for_each_init(Vec::new, run);
         } else {
-            let mut block = Vec::new();
-            (0..tasks).for_each(|task| run(&mut block, task));
+            let mut blocks = Vec::new();
+            (0..groups).for_each(|group| run(&mut blocks, group));
         }
     }
 }
