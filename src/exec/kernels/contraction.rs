@@ -165,13 +165,8 @@ impl DotGeometry {
             // are disjoint, so no two blocks write one element.
             unsafe {
                 if let Some(c_block) = out.pointer(batch * rows * columns + first) {
-                    T::gemm_strided(
-                        (a, a_base, [am, ak]),
-                        (b, b_base, [bk, bn]),
-                        c_block,
-                        columns,
-                        [rows, depth, n],
-                    );
+                    let a = (a, a_base, [am, ak]);
+                    T::gemm_strided(a, (b, b_base, [bk, bn]), c_block, columns, [rows, depth, n], false);
                 }
             }
         });
@@ -219,19 +214,22 @@ pub(crate) trait MatMul: Element {
     /// Whether [`MatMul::gemm_strided`] computes products (else a plain loop must).
     const HAS_GEMM: bool = false;
 
-    /// Computes `c = a·b` with `c` row-major `m×n` at row stride `row_stride` from the
-    /// pointer, if `HAS_GEMM` (else nothing).
+    /// Computes `c = a·b` (`c += a·b` if `accumulate`) with `c` row-major `m×n` at row stride
+    /// `row_stride` from the pointer and returns true, or returns false (computing nothing)
+    /// where `T` has no kernel or a read would leave `a` or `b`.
     ///
     /// # Safety
-    /// `c` must be valid for writes of every element `i · row_stride + j` (i < m, j < n), and
-    /// no other thread may access them during the call; the reads of `a` and `b` are checked.
+    /// `c` must be valid for reads and writes of every element `i · row_stride + j` (i < m,
+    /// j < n), and no other thread may access them during the call.
     unsafe fn gemm_strided(
         _a: (&[Self], isize, [isize; 2]),
         _b: (&[Self], isize, [isize; 2]),
         _c: *mut Self,
         _row_stride: usize,
         _mkn: [usize; 3],
-    ) {
+        _accumulate: bool,
+    ) -> bool {
+        false
     }
 
     /// Computes the product into `c` (added to it if `accumulate`) and returns true, or
@@ -328,9 +326,12 @@ macro_rules! matmul_by_matrixmultiply {
             const HAS_GEMM: bool = true;
             fn to_sum(self) -> $t { self }
             fn narrow_sum(sum: $t) -> $t { sum }
-            unsafe fn gemm_strided(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: *mut Self, row_stride: usize, [m, k, n]: [usize; 3]) {
-                if m == 0 || n == 0 || !reads_inside(a, m, k) || !reads_inside(b, k, n) {
-                    return;
+            unsafe fn gemm_strided(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: *mut Self, row_stride: usize, [m, k, n]: [usize; 3], accumulate: bool) -> bool {
+                if m == 0 || n == 0 {
+                    return true;
+                }
+                if !reads_inside(a, m, k) || !reads_inside(b, k, n) {
+                    return false;
                 }
                 // SAFETY: every element read is `base + i·row + j·col` with i, j below the
                 // checked extremes, so inside `a.0` / `b.0`; the caller guarantees `c`'s
@@ -340,28 +341,14 @@ macro_rules! matmul_by_matrixmultiply {
                         m, k, n, 1.0,
                         a.0.as_ptr().offset(a.1), a.2[0], a.2[1],
                         b.0.as_ptr().offset(b.1), b.2[0], b.2[1],
-                        0.0, c, row_stride as isize, 1,
-                    );
-                }
-            }
-            fn gemm(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: &mut [Self], [m, k, n]: [usize; 3], accumulate: bool) -> bool {
-                if m == 0 || n == 0 {
-                    return true;
-                }
-                if !reads_inside(a, m, k) || !reads_inside(b, k, n) || c.len() < m * n {
-                    return false;
-                }
-                // SAFETY: as in `gemm_strided`; `c` holds `m·n` elements written row-major
-                // with strides (n, 1).
-                unsafe {
-                    $gemm(
-                        m, k, n, 1.0,
-                        a.0.as_ptr().offset(a.1), a.2[0], a.2[1],
-                        b.0.as_ptr().offset(b.1), b.2[0], b.2[1],
-                        if accumulate { 1.0 } else { 0.0 }, c.as_mut_ptr(), n as isize, 1,
+                        if accumulate { 1.0 } else { 0.0 }, c, row_stride as isize, 1,
                     );
                 }
                 true
+            }
+            fn gemm(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: &mut [Self], [m, k, n]: [usize; 3], accumulate: bool) -> bool {
+                // SAFETY: `c` holds the `m·n` elements written row-major at row stride `n`.
+                c.len() >= m * n && unsafe { Self::gemm_strided(a, b, c.as_mut_ptr(), n, [m, k, n], accumulate) }
             }
         }
     )*};
