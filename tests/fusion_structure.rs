@@ -504,6 +504,22 @@ fn a_reshape_that_drops_unit_dimensions_fuses() -> Result<()> {
 }
 
 #[test]
+fn a_reshape_that_splits_a_dimension_fuses_and_reads_through_any_layout() -> Result<()> {
+    let b = XlaBuilder::new("split_reshape");
+    // Column-major, so the split dimension's index reaches memory through two strides.
+    let x = b.parameter(0, &"f32[6,8]{0,1}".parse()?, "x");
+    let y = b.parameter(1, &"f32[6,2,4]".parse()?, "y");
+    let computation = b.build(mul(add(reshape(neg(x), &[6, 2, 4]), y, &[]), b.constant_r0(2.0f32), &[]))?;
+    let hlo = fused(&computation).to_hlo_text();
+    assert_eq!(entry_ops(&hlo), ["fusion"], "{hlo}");
+    let xv = literal("f32[6,8]{0,1}", |i| i as f32);
+    let yv = literal("f32[6,2,4]", |i| i as f32 * 3.0);
+    let out = same_as_unfused(&computation, &[&xv, &yv]).to_vec::<f32>()?;
+    assert_eq!(out, (0..48).map(|i| i as f32 * 4.0).collect::<Vec<_>>());
+    Ok(())
+}
+
+#[test]
 fn a_general_reshape_stays_out_of_the_fusion() -> Result<()> {
     let b = XlaBuilder::new("general_reshape");
     let x = b.parameter(0, &"f32[8,9]".parse()?, "x");

@@ -16,6 +16,7 @@ use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Result};
 use crate::exec::element::{Element, Wide};
 use crate::exec::kernels::contraction;
+use crate::exec::kernels::gemm;
 use crate::exec::loop_program::LoopProgram;
 use crate::hlo::ir::{HloComputation, Instruction, Opcode};
 use crate::literal::Literal;
@@ -53,7 +54,8 @@ impl DotStep {
     }
 
     /// The bytes it computes in besides its operands and result: the typed product's
-    /// conversions, and for half types the `f32` panels the dot kernel sums in.
+    /// conversions, for half types the `f32` panels the dot kernel sums in, and each thread's
+    /// packed block of the rhs.
     pub(crate) fn scratch_bytes(&self, operand_shapes: [&Shape; 2], result: &Shape) -> u64 {
         let half = [ElementType::F16, ElementType::Bf16].contains(&self.types.kernel_type());
         let elements = |s: &Shape| s.element_count() as u64;
@@ -63,7 +65,8 @@ impl DotStep {
                 .fold(0u64, |sum, shape| sum.saturating_add(elements(shape).saturating_mul(4))),
             false => 0,
         };
-        self.types.scratch_bytes().saturating_add(panels)
+        let packed = gemm::packed_bytes(contraction::DEPTH_BLOCK) * rayon::current_num_threads() as u64;
+        self.types.scratch_bytes().saturating_add(panels).saturating_add(packed)
     }
 
     /// Computes the dot of `lhs` and `rhs` into `out` (the instruction's shape).

@@ -28,6 +28,7 @@ use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::hlo::text::instruction_text;
 use crate::literal::Literal;
 use crate::shape::Shape;
+use crate::storage::Storage;
 
 /// A computation made ready to run.
 pub(crate) struct Plan {
@@ -686,6 +687,17 @@ impl Plan {
                 types.run([lhs, rhs], out, parallel, |[lhs, rhs], out| {
                     convolution::convolution(lhs, rhs, &attributes, out, parallel)
                 })
+            }
+            (Step::Reshape, &[operand]) if out.shape().layout().is_default() => {
+                // A row-major result holds the operand's elements in the operand's row-major
+                // order: the operand laid out row-major, straight into the result's memory.
+                let result_shape = out.shape().clone();
+                let storage = std::mem::replace(out.storage_mut()?, Storage::empty());
+                let mut row_major = Literal::over(&operand.shape().with_default_layout(), storage)?;
+                self.relayouts.copy_into(operand, &mut row_major, parallel)?;
+                let storage = std::mem::replace(row_major.storage_mut()?, Storage::empty());
+                *out = Literal::over(&result_shape, storage)?;
+                Ok(())
             }
             (Step::Reshape, &[operand]) => data_movement::reshape(operand, out),
             (Step::BitcastConvert, &[operand]) => bitcast::bitcast_convert(operand, out),

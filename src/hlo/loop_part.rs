@@ -8,7 +8,7 @@
 //! computed before the loop and read by it as an input.
 
 use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
-use crate::shape::reshape::unit_dimension_reshape;
+use crate::shape::reshape::splitting_reshape;
 
 /// How an instruction takes part in a loop over the output's index space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,8 +19,8 @@ pub(crate) enum LoopPart {
     /// convert.
     Elementwise,
     /// Its operand read at an affinely transformed index, moving no data: broadcast,
-    /// transpose, reverse, slice, and a reshape that only inserts or removes size-1
-    /// dimensions.
+    /// transpose, reverse, slice, and a reshape that only splits dimensions or inserts or
+    /// removes size-1 ones.
     View,
 }
 
@@ -44,7 +44,7 @@ impl Instruction {
             | Opcode::Slice { .. } => Some(LoopPart::View),
             Opcode::Reshape => {
                 let from = &arena.get(*self.operands.first()?)?.shape;
-                unit_dimension_reshape(from, &self.shape).map(|_| LoopPart::View)
+                splitting_reshape(from, &self.shape).map(|_| LoopPart::View)
             }
             _ => None,
         }

@@ -7,6 +7,7 @@ use crate::error::{invalid_argument, Result};
 use crate::exec::element::Element;
 use crate::exec::half_convert::{bf16_from_f32, bf16_to_f32, f16_from_f32, f16_to_f32};
 use crate::exec::kernels::disjoint::DisjointWrites;
+use crate::exec::kernels::gemm::{self, LhsRows, OutRows, Packed, Rhs, Segment, PANEL};
 use crate::literal::Literal;
 use crate::shape::Shape;
 use crate::storage::{with_native_type, NativeType};
@@ -98,6 +99,14 @@ struct DotGeometry {
 /// Below this many multiply-adds a dot runs on the calling thread.
 const PARALLEL_DOT_WORK: usize = 1 << 18;
 
+/// The lhs rows one pass of the register tile covers: their block of the depth stays in the
+/// second-level cache while every panel passes them.
+const ROW_BLOCK: usize = 256;
+
+/// The most rhs rows one depth block packs: a panel's block then fills about the first-level
+/// cache (`DEPTH_BLOCK · PANEL` f32).
+pub(crate) const DEPTH_BLOCK: usize = 192;
+
 impl DotGeometry {
     /// Computes the product into `out` (row-major `[batch, m, n]`). Batches, and blocks of
     /// a batch when there are fewer batches than threads, run in parallel, each a
@@ -115,6 +124,11 @@ impl DotGeometry {
         with_native_type!(out.element_type(), T => {
             let (a, b) = (lhs.memory::<T>()?, rhs.memory::<T>()?);
             let c = out.storage_mut()?.as_mut_slice::<T>()?;
+            if let (Some(a), Some(b), Some(c)) = (T::as_f32(a), T::as_f32(b), T::as_f32_mut(c)) {
+                if self.tiled(a, b, c, threads) {
+                    return Ok(());
+                }
+            }
             let block = |(batch, first_row, c_block): (usize, usize, &mut [T])| self.block::<T>(a, b, batch, first_row, c_block);
             if threads > 1 && blocks_per_batch > 1 && rows < columns && self.column_blocks::<T>(a, b, c, blocks_per_batch) {
                 return Ok(());
@@ -131,6 +145,81 @@ impl DotGeometry {
             }
         });
         Ok(())
+    }
+
+    /// Computes the f32 product on the register tile ([`gemm`]) and returns true, or returns
+    /// false (computing nothing) where the tile cannot run or the lhs's depth is not
+    /// contiguous. Each of `threads` tasks takes a share of a batch's column panels (it packs
+    /// only its own panels), or of its rows where there are fewer panels than threads; rows go
+    /// through the tile [`ROW_BLOCK`] at a time, the depth in blocks of at most [`DEPTH_BLOCK`].
+    fn tiled(&self, a: &[f32], b: &[f32], c: &mut [f32], threads: usize) -> bool {
+        let [Some(am), Some(1), Some(bk), Some(bn)] =
+            [self.m.stride, self.k.0.stride, self.k.1.stride, self.n.stride]
+        else {
+            return false;
+        };
+        let (batches, rows, columns, depth) = (self.batches.0.size, self.m.size, self.n.size, self.k.0.size);
+        if !gemm::available() || depth == 0 || c.len() < batches * rows * columns {
+            return false;
+        }
+        let rhs_of = |batch: usize| {
+            Rhs::new(b, self.batches.1.offset(batch) as usize, [bk as usize, bn as usize], depth, columns)
+        };
+        let last_lhs_row = self.batches.0.offset(batches - 1) as usize + (rows - 1) * am as usize;
+        if rhs_of(batches - 1).is_none() || last_lhs_row + depth > a.len() {
+            return false;
+        }
+        let depth_blocks = depth.div_ceil(DEPTH_BLOCK);
+        let block_depth = depth.div_ceil(depth_blocks);
+        let blocks: Vec<Vec<Segment>> = (0..depth)
+            .step_by(block_depth)
+            .map(|k| vec![Segment { a_offset: k, k_start: k, len: block_depth.min(depth - k) }])
+            .collect();
+        let panels = columns.div_ceil(PANEL);
+        // Each batch in `shares` tasks: of its panels where there are enough, else of its rows.
+        let shares = threads.div_ceil(batches).max(1);
+        let by_panels = panels >= shares;
+        let share = if by_panels { panels.div_ceil(shares) } else { rows.div_ceil(shares) };
+        let shares = if by_panels { panels.div_ceil(share) } else { rows.div_ceil(share) };
+        let out = DisjointWrites::new(c);
+        let task = |buffer: &mut Packed, i: usize| {
+            let (batch, s) = (i / shares, i % shares);
+            let (panel_range, row_range) = match by_panels {
+                true => (s * share..panels.min((s + 1) * share), 0..rows),
+                false => (0..panels, s * share..rows.min((s + 1) * share)),
+            };
+            let Some(rhs) = rhs_of(batch) else { return };
+            for first in row_range.clone().step_by(ROW_BLOCK) {
+                let lhs_rows = ROW_BLOCK.min(row_range.end - first);
+                let base = self.batches.0.offset(batch) as usize + first * am as usize;
+                let lhs = LhsRows { data: a, base, row_stride: am as usize, rows: lhs_rows };
+                // SAFETY: the task writes rows `first..first + lhs_rows` and the columns of
+                // its panels of batch `batch`'s row-major `rows × columns` product, inside `c`
+                // (checked above); tasks' batches, rows or panels are disjoint.
+                unsafe {
+                    if let Some(c_rows) = out.pointer((batch * rows + first) * columns) {
+                        let rows_out = OutRows::matrix(columns);
+                        gemm::product(
+                            lhs,
+                            &blocks,
+                            rhs,
+                            panel_range.clone(),
+                            c_rows,
+                            rows_out,
+                            false,
+                            buffer,
+                        );
+                    }
+                }
+            }
+        };
+        if threads > 1 && batches * shares > 1 {
+            (0..batches * shares).into_par_iter().for_each_init(Packed::default, task);
+        } else {
+            let mut buffer = Packed::default();
+            (0..batches * shares).for_each(|i| task(&mut buffer, i));
+        }
+        true
     }
 
     /// Computes every batch of the product in `blocks` blocks of columns in parallel and
@@ -213,6 +302,19 @@ pub(crate) trait MatMul: Element {
     fn narrow_sum(sum: Self::Sum) -> Self;
     /// Whether [`MatMul::gemm_strided`] computes products (else a plain loop must).
     const HAS_GEMM: bool = false;
+
+    /// Whether `Self` is `f32`, the type the register tile computes in.
+    const IS_F32: bool = false;
+
+    /// The values as `f32`, where `Self` is `f32`.
+    fn as_f32(_values: &[Self]) -> Option<&[f32]> {
+        None
+    }
+
+    /// The values as `f32`, where `Self` is `f32`.
+    fn as_f32_mut(_values: &mut [Self]) -> Option<&mut [f32]> {
+        None
+    }
 
     /// Computes `c = a·b` (`c += a·b` if `accumulate`) with `c` row-major `m×n` at row stride
     /// `row_stride` from the pointer and returns true, or returns false (computing nothing)
@@ -320,10 +422,13 @@ matmul_in_f32! {
 }
 
 macro_rules! matmul_by_matrixmultiply {
-    ($($t:ty => $gemm:path),*) => {$(
+    ($($t:ty => $gemm:path, $f32_view:expr, $is_f32:expr),*) => {$(
         impl MatMul for $t {
             type Sum = $t;
             const HAS_GEMM: bool = true;
+            const IS_F32: bool = $is_f32;
+            fn as_f32(values: &[Self]) -> Option<&[f32]> { $f32_view(values) }
+            fn as_f32_mut(values: &mut [Self]) -> Option<&mut [f32]> { $f32_view(values) }
             fn to_sum(self) -> $t { self }
             fn narrow_sum(sum: $t) -> $t { sum }
             unsafe fn gemm_strided(a: (&[Self], isize, [isize; 2]), b: (&[Self], isize, [isize; 2]), c: *mut Self, row_stride: usize, [m, k, n]: [usize; 3], accumulate: bool) -> bool {
@@ -353,7 +458,7 @@ macro_rules! matmul_by_matrixmultiply {
         }
     )*};
 }
-matmul_by_matrixmultiply!(f32 => matrixmultiply::sgemm, f64 => matrixmultiply::dgemm);
+matmul_by_matrixmultiply!(f32 => matrixmultiply::sgemm, Some, true, f64 => matrixmultiply::dgemm, |_| None, false);
 
 /// Whether a `rows × cols` matrix read at `base + i·row + j·col` lies inside `data`: the
 /// strides are non-negative (they come from layouts), so checking the extremes bounds every

@@ -10,9 +10,10 @@ use rayon::prelude::*;
 
 use crate::attributes::{ConvolutionDimensionNumbers, Window};
 use crate::error::Result;
-use crate::exec::kernels::contraction::{product_into, MatMul};
+use crate::exec::kernels::contraction::{product_into, MatMul, DEPTH_BLOCK};
 use crate::exec::kernels::disjoint::DisjointWrites;
 use crate::exec::kernels::gather::advance;
+use crate::exec::kernels::gemm::{self, LhsRows, OutRows, Packed, Rhs, Segment};
 use crate::literal::Literal;
 use crate::shape::Shape;
 use crate::storage::{with_native_type, NativeType};
@@ -39,21 +40,27 @@ struct Placed {
     product_rows: usize,
 }
 
+/// The most depth (taps times features) the register tile sums before adding to the block.
+const TILE_DEPTH: usize = 2 * DEPTH_BLOCK;
+
 /// The rows a matrix product aims at, where lines merge: enough that packing its operands
 /// costs little beside the products.
 const PRODUCT_ROWS: usize = 512;
 
 /// The bytes a convolution of `lhs` by `rhs` into `out` computes in: the padded input, the
-/// packed kernel and a block of output rows per thread, in the type products are summed in.
+/// packed kernel and a block of output rows per thread, in the type products are summed in,
+/// and each thread's packed block of the kernel for the register tile.
 pub(crate) fn scratch_bytes(lhs: &Shape, rhs: &Shape, out: &Shape, attributes: &Convolution<'_>) -> u64 {
     let geometry = Geometry::new(lhs, rhs, out, attributes);
     let sum_size = with_native_type!(lhs.element_type(), T => std::mem::size_of::<<T as MatMul>::Sum>());
     let rows = geometry.rows.pitch * geometry.rows.lines;
-    let blocks = (rows * geometry.group_outputs) as u64 * rayon::current_num_threads() as u64;
+    let threads = rayon::current_num_threads() as u64;
+    let blocks = (rows * geometry.group_outputs) as u64 * threads;
     [geometry.padded_elements() as u64, rhs.element_count() as u64, blocks]
         .into_iter()
         .fold(0u64, u64::saturating_add)
         .saturating_mul(sum_size as u64)
+        .saturating_add(gemm::packed_bytes(TILE_DEPTH) * threads)
 }
 
 /// XLA's convolution of `lhs` by `rhs` (one element type) into `out` (row-major).
@@ -445,11 +452,79 @@ impl Geometry {
                 }
             }
         };
-        // A group of tasks sums tap by tap, every task of the group per tap, so a tap's kernel
-        // rows are read from cache by all of them.
-        let run = |blocks: &mut Vec<T::Sum>, group: usize| {
-            let placed: Vec<Placed> =
+        // On the register tile, each task's taps sum in registers: a segment per tap (its
+        // depth in blocks), consecutive segments sharing a block up to `TILE_DEPTH`.
+        let mut segments: Vec<Vec<Segment>> = Vec::new();
+        let mut tap = vec![0i64; taps.len()];
+        for j in 0..tap_count {
+            let offset: usize = tap
+                .iter()
+                .enumerate()
+                .map(|(d, &t)| t as usize * self.window[d].dilation * self.padded_strides[d])
+                .sum();
+            for first in (0..depth).step_by(DEPTH_BLOCK) {
+                let segment = Segment {
+                    a_offset: offset + first,
+                    k_start: j * depth + first,
+                    len: DEPTH_BLOCK.min(depth - first),
+                };
+                match segments.last_mut() {
+                    Some(block) if block.iter().map(|s| s.len).sum::<usize>() + segment.len <= TILE_DEPTH => {
+                        block.push(segment)
+                    }
+                    _ => segments.push(vec![segment]),
+                }
+            }
+            advance(&mut tap, &taps);
+        }
+        // The tile's operands for a task: the padded input's rows and the group's kernel.
+        let tile_operands = |placed: &Placed| -> Option<(LhsRows<'_>, Rhs<'_>)> {
+            let (input, kernel) = (T::Sum::as_f32(input)?, T::Sum::as_f32(kernel)?);
+            let lhs = LhsRows {
+                data: input,
+                base: placed.input_base,
+                row_stride: rows.input_stride,
+                rows: placed.product_rows,
+            };
+            let kernel_base = placed.g * tap_count * depth * columns;
+            Some((lhs, Rhs::new(kernel, kernel_base, [columns, 1], tap_count * depth, columns)?))
+        };
+        // The tile writes an f32 output in place where its features are contiguous.
+        let rows_out =
+            OutRows { row_stride: rows.output_stride, pitch: rows.pitch, len: rows.len, line_stride };
+        let in_place = T::IS_F32 && self.output_feature_stride == 1;
+        let tile_in_place = |placed: &Placed, buffer: &mut Packed| -> bool {
+            let Some((lhs, rhs)) = tile_operands(placed).filter(|_| in_place) else { return false };
+            // SAFETY: the span holds every kept row's columns of the task's output, which no
+            // other task writes (see `write`); `T` is `f32`, so the pointer's type is its own.
+            let extent = rows_out.extent(placed.product_rows, columns);
+            let Some(at) = (unsafe { shared.span(placed.output_base, extent) }) else { return false };
+            unsafe { gemm::product(lhs, &segments, rhs, 0..rhs.panels(), at.cast(), rows_out, false, buffer) }
+        };
+        let tile_into = |placed: &Placed, block: &mut [T::Sum], buffer: &mut Packed| -> bool {
+            let (Some((lhs, rhs)), Some(block)) = (tile_operands(placed), T::Sum::as_f32_mut(block)) else {
+                return false;
+            };
+            // SAFETY: `block` holds the task's `product_rows × columns` row-major sums.
+            unsafe {
+                gemm::product(
+                    lhs,
+                    &segments,
+                    rhs,
+                    0..rhs.panels(),
+                    block.as_mut_ptr(),
+                    OutRows::matrix(columns),
+                    false,
+                    buffer,
+                )
+            }
+        };
+        // Else into a block per task, a group of tasks summing tap by tap, every task of the
+        // group per tap, so a tap's kernel rows are read from cache by all of them.
+        let run = |(blocks, buffer): &mut (Vec<T::Sum>, Packed), group: usize| {
+            let mut placed: Vec<Placed> =
                 (group * group_tasks..tasks.min((group + 1) * group_tasks)).map(place).collect();
+            placed.retain(|p| !tile_in_place(p, buffer));
             let starts: Vec<usize> = placed
                 .iter()
                 .scan(0, |start, p| {
@@ -460,8 +535,14 @@ impl Geometry {
                 .collect();
             blocks
                 .resize(placed.iter().map(|p| p.product_rows * columns).sum(), <T::Sum as NativeType>::ZERO);
+            let on_tiles = placed.iter().zip(&starts).all(|(p, &start)| {
+                tile_into(p, &mut blocks[start..start + p.product_rows * columns], buffer)
+            });
             let mut tap = vec![0i64; taps.len()];
             for j in 0..tap_count {
+                if on_tiles {
+                    break;
+                }
                 let offset: usize = tap
                     .iter()
                     .enumerate()
@@ -481,10 +562,10 @@ impl Geometry {
             }
         };
         if parallel {
-            (0..groups).into_par_iter().for_each_init(Vec::new, run);
+            (0..groups).into_par_iter().for_each_init(|| (Vec::new(), Packed::default()), run);
         } else {
-            let mut blocks = Vec::new();
-            (0..groups).for_each(|group| run(&mut blocks, group));
+            let mut scratch = (Vec::new(), Packed::default());
+            (0..groups).for_each(|group| run(&mut scratch, group));
         }
     }
 }

@@ -43,6 +43,17 @@ impl<'a, T> DisjointWrites<'a, T> {
         inside.then(|| unsafe { std::slice::from_raw_parts_mut(self.elements.add(start), len) })
     }
 
+    /// The pointer to element `start`, if the `len` elements from it are inside, for a kernel
+    /// that writes some of them through strides.
+    ///
+    /// # Safety
+    /// The caller writes only elements of the span that no other thread accesses.
+    pub(crate) unsafe fn span(&self, start: usize, len: usize) -> Option<*mut T> {
+        let inside = start.checked_add(len).is_some_and(|end| end <= self.len);
+        // SAFETY: `start` is inside the buffer (or one past it, for an empty span).
+        inside.then(|| unsafe { self.elements.add(start) })
+    }
+
     /// The pointer to element `start`, if inside, for a kernel that writes through strides.
     ///
     /// # Safety

@@ -8,6 +8,7 @@ pub(crate) mod convolution;
 pub(crate) mod data_movement;
 pub(crate) mod disjoint;
 pub(crate) mod gather;
+pub(crate) mod gemm;
 pub(crate) mod indexing;
 pub(crate) mod interpreted;
 pub(crate) mod random;

@@ -2,7 +2,7 @@
 //! a whole loop fusion) compiled into one strided loop over the output.
 //!
 //! Compiling pushes every movement op (broadcast, transpose, reverse, slice, a reshape that
-//! only adds or drops size-1 dimensions) down to the leaves as an affine *index map* from the
+//! only splits dimensions or adds or drops size-1 ones) down to the leaves as an affine *index map* from the
 //! output's index space, so each parameter is read through strides and each iota is an affine
 //! function of the index: nothing between the inputs and the output is ever materialized.
 //! What remains is an expression DAG of element-wise ops ([`Node`]s), evaluated a
@@ -29,7 +29,7 @@ use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::element_type::ElementType;
 use crate::hlo::ir::{HloComputation, InstructionId, Opcode};
 use crate::literal::Literal;
-use crate::shape::reshape::unit_dimension_reshape;
+use crate::shape::reshape::splitting_reshape;
 use crate::shape::Shape;
 
 /// One strided loop: the index space it walks (its *domain*), the expression evaluated per
@@ -143,12 +143,22 @@ impl IndexMap {
     /// The map of an operand whose dimension `d` is this map's dimension `rows[d]` (`None`:
     /// a size-1 dimension, always index 0).
     fn select_rows(&self, rows: &[Option<usize>]) -> IndexMap {
+        let rows: Vec<Vec<(usize, i64)>> =
+            rows.iter().map(|row| row.map(|r| vec![(r, 1)]).unwrap_or_default()).collect();
+        self.combine_rows(&rows)
+    }
+
+    /// The map of an operand whose dimension `d`'s index is `Σ weight · index[r]` over the
+    /// `(r, weight)` of `rows[d]`, `index` this map's (empty: a size-1 dimension).
+    fn combine_rows(&self, rows: &[Vec<(usize, i64)>]) -> IndexMap {
         let out_rank = self.out_rank;
         let (offset, matrix) = rows
             .iter()
-            .map(|row| match row {
-                Some(r) => (self.offset[*r], self.matrix[*r].clone()),
-                None => (0, vec![0; out_rank]),
+            .map(|row| {
+                let offset: i64 = row.iter().map(|&(r, w)| w * self.offset[r]).sum();
+                let matrix =
+                    (0..out_rank).map(|k| row.iter().map(|&(r, w)| w * self.matrix[r][k]).sum()).collect();
+                (offset, matrix)
             })
             .unzip();
         IndexMap { offset, matrix, out_rank }
@@ -627,8 +637,7 @@ impl Compiler<'_> {
             }
             Opcode::Reshape => {
                 let from = &self.computation.instructions[*instruction.operands.first()?].shape;
-                let rows = unit_dimension_reshape(from, shape)?;
-                Some(map.select_rows(&rows))
+                Some(map.combine_rows(&splitting_reshape(from, shape)?))
             }
             _ => None,
         }

@@ -1,0 +1,467 @@
+//! f32 matrix products on an AVX-512 register tile: the rhs packed a column panel and a block
+//! of its rows at a time, the lhs read in place. A product's depth is a list of segments, each a run
+//! of the lhs rows' elements from an offset against a run of the packed rhs rows, so one tile
+//! sums a plain product (one segment) or a convolution's window taps (a segment per tap,
+//! each reading its input rows at the tap's offset) without leaving registers.
+
+use std::ops::Range;
+
+/// Columns of one packed panel: four vectors of 16 lanes.
+pub(crate) const PANEL: usize = 64;
+
+/// Whether this machine runs the tile (AVX-512 F); where it does not, callers use another
+/// kernel.
+pub(crate) fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The bytes a [`Packed`] holds for a block of `rows` rhs rows.
+pub(crate) fn packed_bytes(rows: usize) -> u64 {
+    (rows * PANEL * std::mem::size_of::<f32>()) as u64
+}
+
+/// The rhs of a product, `depth × columns`, read at `data[base + k·row + j·col]`: checked
+/// once to lie inside `data`, then packed a panel of [`PANEL`] columns and a block of rows at a
+/// time into a buffer that stays in cache while every lhs row passes it.
+#[derive(Clone, Copy)]
+pub(crate) struct Rhs<'a> {
+    data: &'a [f32],
+    base: usize,
+    strides: [usize; 2],
+    depth: usize,
+    columns: usize,
+}
+
+impl<'a> Rhs<'a> {
+    /// The rhs `b[base + k·row + j·col]` for `k < depth`, `j < columns`, or `None` if a read
+    /// would leave `b`.
+    pub(crate) fn new(
+        b: &'a [f32],
+        base: usize,
+        [row, col]: [usize; 2],
+        depth: usize,
+        columns: usize,
+    ) -> Option<Self> {
+        let last =
+            (depth.max(1) - 1).checked_mul(row)?.checked_add((columns.max(1) - 1).checked_mul(col)?)?;
+        if depth > 0 && columns > 0 && base.checked_add(last)? >= b.len() {
+            return None;
+        }
+        Some(Rhs { data: b, base, strides: [row, col], depth, columns })
+    }
+
+    /// The number of panels.
+    pub(crate) fn panels(&self) -> usize {
+        self.columns.div_ceil(PANEL)
+    }
+}
+
+/// A packed block of one rhs panel: rows of its columns rounded up to whole vectors with
+/// zeros. It remembers which block it holds, so tasks that pass the same block in turn (a
+/// convolution's tasks, one kernel matrix) pack it once: it must not outlive the product whose
+/// rhs it packs, since another rhs could come to lie at the same address.
+#[derive(Default)]
+pub(crate) struct Packed {
+    data: Vec<f32>,
+    holds: Option<BlockKey>,
+}
+
+/// Which block a [`Packed`] holds: the rhs's address, base, strides and columns, the panel
+/// and the rows.
+type BlockKey = (usize, usize, [usize; 2], usize, usize, Range<usize>);
+
+impl Packed {
+    /// Packs rows `rows` of panel `p` of `rhs` unless held already; returns the panel's first
+    /// column, its columns and the packed width.
+    fn pack(&mut self, rhs: &Rhs<'_>, p: usize, rows: Range<usize>) -> (usize, usize, usize) {
+        let [row, col] = rhs.strides;
+        let first = p * PANEL;
+        let used = (rhs.columns - first).min(PANEL);
+        let width = used.div_ceil(16) * 16;
+        let key = (rhs.data.as_ptr() as usize, rhs.base, rhs.strides, rhs.columns, p, rows.clone());
+        if self.holds.as_ref() == Some(&key) {
+            return (first, used, width);
+        }
+        self.data.clear();
+        for k in rows {
+            let from = rhs.base + k * row + first * col;
+            if col == 1 {
+                self.data.extend_from_slice(&rhs.data[from..from + used]);
+            } else {
+                self.data.extend((0..used).map(|j| rhs.data[from + j * col]));
+            }
+            self.data.resize(self.data.len() + width - used, 0.0);
+        }
+        self.holds = Some(key);
+        (first, used, width)
+    }
+}
+
+/// A run of the depth: the lhs rows' elements `a_offset..a_offset + len` (from each row's
+/// start) against the packed rhs rows `k_start..k_start + len`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment {
+    pub(crate) a_offset: usize,
+    pub(crate) k_start: usize,
+    pub(crate) len: usize,
+}
+
+/// The lhs of a product: `rows` rows, row `i` starting at `base + i · row_stride` of `data`,
+/// each read with unit stride along the depth.
+#[derive(Clone, Copy)]
+pub(crate) struct LhsRows<'a> {
+    pub(crate) data: &'a [f32],
+    pub(crate) base: usize,
+    pub(crate) row_stride: usize,
+    pub(crate) rows: usize,
+}
+
+/// Where a product's rows go: row `i = line · pitch + r` (`r < pitch`) at
+/// `line · line_stride + r · row_stride` from the output's start, rows with `r ≥ len` dropped.
+/// Where a convolution's rows run over whole lines of its padded input, the rows over the
+/// padding are dropped so; a plain matrix has one line.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OutRows {
+    pub(crate) row_stride: usize,
+    pub(crate) pitch: usize,
+    pub(crate) len: usize,
+    pub(crate) line_stride: usize,
+}
+
+impl OutRows {
+    /// The rows of a matrix `row_stride` apart.
+    pub(crate) fn matrix(row_stride: usize) -> OutRows {
+        OutRows { row_stride, pitch: usize::MAX, len: usize::MAX, line_stride: 0 }
+    }
+
+    /// Where row `i` starts, or `None` for a dropped row.
+    fn start(&self, i: usize) -> Option<usize> {
+        let (line, r) = (i / self.pitch, i % self.pitch);
+        (r < self.len).then(|| line * self.line_stride + r * self.row_stride)
+    }
+
+    /// The elements from the output's start that `rows` rows of `columns` reach.
+    pub(crate) fn extent(&self, rows: usize, columns: usize) -> usize {
+        (0..rows).rev().find_map(|i| self.start(i)).map_or(0, |start| start + columns)
+    }
+}
+
+/// `out[i][j] (+)= Σ_segment Σ_p lhs[i][a_offset + p] · rhs[k_start + p][j]` for every row
+/// `i` of `lhs` and every column `j` of `panels`, the depth in blocks (a block's segments
+/// summed in registers, blocks added to `c`), added to `c` from the first block if
+/// `accumulate`. A block's segments must cover one run of rhs rows, which is packed per panel
+/// into `buffer`. Returns false (computing nothing) where the tile cannot run or a read would
+/// leave the lhs or the rhs.
+///
+/// # Safety
+/// `c` must be valid for reads and writes of every element `j` (a column of `panels`, counted
+/// from the rhs's first column) of every kept row of `out` (`i < lhs.rows`), and no other
+/// thread may access them during the call.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn product(
+    lhs: LhsRows<'_>,
+    blocks: &[Vec<Segment>],
+    rhs: Rhs<'_>,
+    panels: Range<usize>,
+    c: *mut f32,
+    out: OutRows,
+    accumulate: bool,
+    buffer: &mut Packed,
+) -> bool {
+    if !available() || panels.end > rhs.panels() {
+        return false;
+    }
+    if lhs.rows == 0 || panels.is_empty() {
+        return true;
+    }
+    let last_row = lhs.base + (lhs.rows - 1) * lhs.row_stride;
+    let reads_inside = blocks.iter().flatten().all(|s| {
+        s.len == 0 || (s.k_start + s.len <= rhs.depth && last_row + s.a_offset + s.len <= lhs.data.len())
+    });
+    if !reads_inside {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    for (b, block) in blocks.iter().enumerate() {
+        let start = block.iter().map(|s| s.k_start).min().unwrap_or(0);
+        let end = block.iter().map(|s| s.k_start + s.len).max().unwrap_or(0);
+        for p in panels.clone() {
+            let (first, columns, width) = buffer.pack(&rhs, p, start..end);
+            let accumulate = accumulate || b > 0;
+            let panel = buffer.data.as_ptr().wrapping_sub(start * width);
+            let tiles = Tiles { lhs, segments: block, panel, width, columns, accumulate };
+            // SAFETY: avx512f was detected above; the reads lie inside the lhs (checked above
+            // for every row) and inside the packed rows `start..end` of the panel; the caller
+            // guarantees the writes.
+            unsafe { tiles.run(c.add(first), out) };
+        }
+    }
+    true
+}
+
+/// Every tile of one panel and one depth block, top to bottom.
+#[cfg(target_arch = "x86_64")]
+struct Tiles<'a> {
+    lhs: LhsRows<'a>,
+    segments: &'a [Segment],
+    /// Where packed rhs row 0 would start (rows before the block's are not there), and the
+    /// packed rows' width.
+    panel: *const f32,
+    width: usize,
+    columns: usize,
+    accumulate: bool,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Tiles<'_> {
+    /// # Safety
+    /// As [`product`]'s, with avx512f detected and `c` at the panel's first column.
+    unsafe fn run(&self, c: *mut f32, out: OutRows) {
+        // SAFETY (all arms): forwarded from the caller.
+        unsafe {
+            match self.columns.div_ceil(16) {
+                4 => self.rows::<6, 4>(c, out),
+                3 => self.rows::<8, 3>(c, out),
+                2 => self.rows::<12, 2>(c, out),
+                _ => self.rows::<12, 1>(c, out),
+            }
+        }
+    }
+
+    /// # Safety
+    /// As [`Tiles::run`]'s.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn rows<const MR: usize, const NV: usize>(&self, c: *mut f32, out: OutRows) {
+        let rows = self.lhs.rows;
+        for first in (0..rows).step_by(MR) {
+            // SAFETY: forwarded; the tile's rows are `first..first + MR` clamped to `rows`.
+            unsafe { self.tile::<MR, NV>(first, (rows - first).min(MR), c, out) };
+        }
+    }
+
+    /// The tile of rows `first..first + rows` (`rows ≤ MR`): rows past the end read the last
+    /// row again and are not stored.
+    ///
+    /// # Safety
+    /// As [`Tiles::run`]'s.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn tile<const MR: usize, const NV: usize>(
+        &self,
+        first: usize,
+        rows: usize,
+        c: *mut f32,
+        out: OutRows,
+    ) {
+        use std::arch::x86_64::*;
+        let width = self.width;
+        let mut sums = [[_mm512_setzero_ps(); NV]; MR];
+        let data = self.lhs.data.as_ptr();
+        let mut row_starts = [0usize; MR];
+        for (i, start) in row_starts.iter_mut().enumerate() {
+            *start = self.lhs.base + (first + i.min(rows - 1)) * self.lhs.row_stride;
+        }
+        for segment in self.segments {
+            // SAFETY: every row start plus `a_offset + len` is inside the lhs, and rows
+            // `k_start..k_start + len` of `width` elements inside the panel (checked by
+            // `product`).
+            unsafe {
+                let b = self.panel.wrapping_add(segment.k_start * width);
+                let a: [*const f32; MR] = std::array::from_fn(|i| data.add(row_starts[i] + segment.a_offset));
+                for p in 0..segment.len {
+                    let mut columns = [_mm512_setzero_ps(); NV];
+                    for (v, column) in columns.iter_mut().enumerate() {
+                        *column = _mm512_loadu_ps(b.add(p * width + v * 16));
+                    }
+                    for i in 0..MR {
+                        let x = _mm512_set1_ps(*a[i].add(p));
+                        for v in 0..NV {
+                            sums[i][v] = _mm512_fmadd_ps(x, columns[v], sums[i][v]);
+                        }
+                    }
+                }
+            }
+        }
+        for (i, row) in sums.iter().enumerate().take(rows) {
+            let Some(start) = out.start(first + i) else { continue };
+            for (v, &sum) in row.iter().enumerate() {
+                let lanes = self.columns.saturating_sub(v * 16).min(16);
+                let mask: __mmask16 = ((1u32 << lanes) - 1) as __mmask16;
+                // SAFETY: the masked lanes are the tile's columns of row `first + i`, which
+                // the caller guarantees.
+                unsafe {
+                    let at = c.add(start + v * 16);
+                    let value = if self.accumulate {
+                        _mm512_add_ps(_mm512_maskz_loadu_ps(mask, at), sum)
+                    } else {
+                        sum
+                    };
+                    _mm512_mask_storeu_ps(at, mask, value);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Σ_segment Σ_p a[base + i·rs + a_offset + p] · b[(k_start + p)·ldb + j]` by a loop.
+    fn naive(lhs: LhsRows<'_>, blocks: &[Vec<Segment>], b: &[f32], ldb: usize, columns: usize) -> Vec<f64> {
+        let mut c = vec![0.0f64; lhs.rows * columns];
+        for i in 0..lhs.rows {
+            for s in blocks.iter().flatten() {
+                for p in 0..s.len {
+                    let x = lhs.data[lhs.base + i * lhs.row_stride + s.a_offset + p] as f64;
+                    for j in 0..columns {
+                        c[i * columns + j] += x * b[(s.k_start + p) * ldb + j] as f64;
+                    }
+                }
+            }
+        }
+        c
+    }
+
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        (0..n)
+            .map(|i| ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 22) as f32 / 512.0 - 1.0)
+            .collect()
+    }
+
+    /// Two blocks; the second with two segments at other offsets (a convolution's taps).
+    fn two_blocks() -> Vec<Vec<Segment>> {
+        vec![
+            vec![Segment { a_offset: 0, k_start: 0, len: 4 }],
+            vec![Segment { a_offset: 1, k_start: 4, len: 3 }, Segment { a_offset: 6, k_start: 7, len: 2 }],
+        ]
+    }
+
+    #[test]
+    fn tiles_of_every_width_and_height_are_the_naive_sums() {
+        if !available() {
+            return;
+        }
+        // Rows 0, 1, a partial tile and several tiles; columns from one lane to past a panel.
+        for rows in [0usize, 1, 5, 7, 13, 25] {
+            for columns in [1usize, 15, 16, 17, 33, 48, 64, 65, 130] {
+                let (depth, row_stride, ldb) = (9, 11, columns + 5);
+                let a = values(rows.max(1) * row_stride + 8, 1);
+                let b = values(depth * ldb, 2);
+                let lhs = LhsRows { data: &a, base: 2, row_stride, rows };
+                let blocks = two_blocks();
+                let rhs = Rhs::new(&b, 0, [ldb, 1], depth, columns).unwrap();
+                let ldc = columns + 3;
+                let mut c = vec![7.0f32; rows * ldc + 3];
+                let mut packed = Packed::default();
+                // SAFETY: `c` holds `rows` rows of `ldc ≥ columns` elements.
+                let out = OutRows::matrix(ldc);
+                assert!(unsafe {
+                    product(lhs, &blocks, rhs, 0..rhs.panels(), c.as_mut_ptr(), out, false, &mut packed)
+                });
+                let expected = naive(lhs, &blocks, &b, ldb, columns);
+                for i in 0..rows {
+                    for j in 0..ldc {
+                        let got = c[i * ldc + j];
+                        if j < columns {
+                            let want = expected[i * columns + j];
+                            assert!(
+                                (got as f64 - want).abs() < 1e-4,
+                                "{rows}x{columns} at {i},{j}: {got} vs {want}"
+                            );
+                        } else {
+                            assert_eq!(got, 7.0, "{rows}x{columns}: column {j} past the product was written");
+                        }
+                    }
+                }
+                assert!(c[rows * ldc..].iter().all(|&v| v == 7.0), "a row past the product was written");
+            }
+        }
+    }
+
+    #[test]
+    fn rows_over_a_lines_padding_are_dropped_and_lines_land_at_their_stride() {
+        if !available() {
+            return;
+        }
+        // 3 lines of pitch 5, 3 kept rows each (rows 3 and 4 of a line dropped), lines 20 apart.
+        let (rows, depth, columns) = (13, 6, 20);
+        let out = OutRows { row_stride: columns, pitch: 5, len: 3, line_stride: 20 * columns };
+        let a = values(rows * depth, 5);
+        let b = values(depth * columns, 6);
+        let lhs = LhsRows { data: &a, base: 0, row_stride: depth, rows };
+        let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: depth }]];
+        let rhs = Rhs::new(&b, 0, [columns, 1], depth, columns).unwrap();
+        assert_eq!(out.extent(rows, columns), 2 * 20 * columns + 2 * columns + columns);
+        let mut c = vec![f32::NAN; out.extent(rows, columns)];
+        let mut packed = Packed::default();
+        // SAFETY: `c` reaches every kept row's columns.
+        assert!(unsafe { product(lhs, &blocks, rhs, 0..1, c.as_mut_ptr(), out, false, &mut packed) });
+        let expected = naive(lhs, &blocks, &b, columns, columns);
+        let mut kept = vec![false; c.len()];
+        for i in 0..rows {
+            if i % 5 >= 3 {
+                continue;
+            }
+            let start = (i / 5) * 20 * columns + (i % 5) * columns;
+            for j in 0..columns {
+                assert!((c[start + j] as f64 - expected[i * columns + j]).abs() < 1e-4, "row {i} column {j}");
+                kept[start + j] = true;
+            }
+        }
+        assert!(c.iter().zip(kept).all(|(v, kept)| kept || v.is_nan()), "a dropped row was written");
+    }
+
+    #[test]
+    fn accumulating_adds_to_the_output_and_a_transposed_rhs_packs_alike() {
+        if !available() {
+            return;
+        }
+        let (rows, depth, columns) = (7, 9, 20);
+        let a = values(rows * depth + 8, 3);
+        let b = values(depth * columns, 4);
+        // The rhs transposed: element (k, j) at j·depth + k.
+        let bt: Vec<f32> = (0..depth * columns).map(|e| b[(e % depth) * columns + e / depth]).collect();
+        let rhs = Rhs::new(&bt, 0, [1, depth], depth, columns).unwrap();
+        let lhs = LhsRows { data: &a, base: 0, row_stride: depth, rows };
+        let blocks = two_blocks();
+        let mut c = vec![1.5f32; rows * columns];
+        // The same packing buffer twice: the second product reuses what the first packed.
+        let mut packed = Packed::default();
+        for _ in 0..2 {
+            // SAFETY: `c` holds the row-major product.
+            let out = OutRows::matrix(columns);
+            assert!(unsafe { product(lhs, &blocks, rhs, 0..1, c.as_mut_ptr(), out, true, &mut packed) });
+        }
+        let expected = naive(lhs, &blocks, &b, columns, columns);
+        for (got, want) in c.iter().zip(expected) {
+            assert!((*got as f64 - (2.0 * want + 1.5)).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn reads_past_an_operand_are_refused() {
+        let a = vec![0.0f32; 10];
+        let b = vec![0.0f32; 12];
+        assert!(Rhs::new(&b, 1, [4, 1], 3, 4).is_none());
+        let rhs = Rhs::new(&b, 0, [4, 1], 3, 4).unwrap();
+        let lhs = LhsRows { data: &a, base: 0, row_stride: 4, rows: 3 };
+        let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: 3 }]];
+        let mut c = vec![0.0f32; 12];
+        let mut packed = Packed::default();
+        let out = OutRows::matrix(4);
+        // SAFETY: `c` holds 3 rows of 4; the calls must refuse before writing.
+        assert!(!unsafe { product(lhs, &blocks, rhs, 0..1, c.as_mut_ptr(), out, false, &mut packed) });
+        let past_depth = vec![vec![Segment { a_offset: 0, k_start: 2, len: 2 }]];
+        let lhs = LhsRows { rows: 2, ..lhs };
+        assert!(!unsafe { product(lhs, &past_depth, rhs, 0..1, c.as_mut_ptr(), out, false, &mut packed) });
+        assert!(!unsafe { product(lhs, &blocks, rhs, 0..2, c.as_mut_ptr(), out, false, &mut packed) });
+    }
+}
