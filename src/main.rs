@@ -38,6 +38,9 @@ enum Command {
         /// Print the memory the run is planned to use (arguments, outputs, temporaries, peak).
         #[arg(long)]
         memory: bool,
+        /// Compile without fusion.
+        #[arg(long)]
+        no_fusion: bool,
     },
     /// Print the optimized module (fusions included) as HLO text.
     #[command(after_help = "Example:\n  lazy-xla opt mlp.hlo > mlp.optimized.hlo")]
@@ -79,9 +82,6 @@ struct ModuleArgs {
     /// An input (.npy), one per parameter, in parameter order.
     #[arg(long, short)]
     input: Vec<PathBuf>,
-    /// Compile without fusion.
-    #[arg(long)]
-    no_fusion: bool,
     /// Threads to run on (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -104,7 +104,9 @@ type Outcome<T = ()> = std::result::Result<T, String>;
 
 fn run(cli: Cli) -> Outcome {
     match cli.command {
-        Command::Run { module, output, full, memory } => run_module(&module, &output, full, memory),
+        Command::Run { module, output, full, memory, no_fusion } => {
+            run_module(&module, &output, full, memory, !no_fusion)
+        }
         Command::Opt { module, no_fusion } => {
             let options = CompileOptions { fusion: !no_fusion, ..Default::default() };
             let executable = compile(&load(&module)?, &options, &module)?;
@@ -240,11 +242,11 @@ fn format_bytes(bytes: u64) -> String {
     }
 }
 
-fn run_module(module: &ModuleArgs, outputs: &[PathBuf], full: bool, memory: bool) -> Outcome {
+fn run_module(module: &ModuleArgs, outputs: &[PathBuf], full: bool, memory: bool, fusion: bool) -> Outcome {
     let computation = load(&module.module)?;
     let literals = inputs(&computation, &module.input, false)?;
     let arguments: Vec<&Literal> = literals.iter().collect();
-    let executable = compile(&computation, &options(module, !module.no_fusion), &module.module)?;
+    let executable = compile(&computation, &options(module, fusion), &module.module)?;
     if memory {
         eprintln!("{}", memory_line(&executable));
     }

@@ -65,6 +65,14 @@ fn run_prints_and_writes_the_results() {
 }
 
 #[test]
+fn bench_refuses_no_fusion_since_it_times_both() {
+    let output = lazy_xla(&["bench", &data("mlp.hlo"), "--no-fusion"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unexpected argument '--no-fusion'"), "{stderr}");
+}
+
+#[test]
 fn opt_dot_and_bench() {
     let optimized = stdout(&lazy_xla(&["opt", &data("mlp.hlo")]));
     assert!(optimized.starts_with("HloModule") && optimized.contains(" fusion("), "{optimized}");

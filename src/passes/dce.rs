@@ -15,3 +15,25 @@ impl Pass for DeadCode {
         computation.remove_dead()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::*;
+
+    #[test]
+    fn what_the_root_does_not_read_goes_and_parameters_stay() {
+        let b = XlaBuilder::new("dead");
+        let x = b.parameter(0, &shape!(f32[3]), "x");
+        let unused = b.parameter(1, &shape!(f32[3]), "unused");
+        let _dead = exp(add(x, unused, &[]));
+        let computation = b.build(neg(x)).unwrap();
+        let mut live = (*computation.entry).clone();
+        let before = live.instructions.len();
+        assert!(DeadCode.run(&mut live));
+        let opcodes: Vec<&str> = live.instructions.iter().map(|i| i.opcode.name()).collect();
+        assert_eq!(opcodes, ["parameter", "parameter", "negate"], "from {before} instructions");
+        assert_eq!(live.instructions[live.root].opcode.name(), "negate");
+        assert!(!DeadCode.run(&mut live), "a second run finds nothing to remove");
+    }
+}

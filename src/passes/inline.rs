@@ -70,3 +70,55 @@ fn fresh(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::plan::evaluate;
+    use crate::*;
+
+    /// `g(a, b) = a + exp(b)`, called twice: `call(g, x, y) * call(g, y, x)`.
+    fn twice_called() -> XlaComputation {
+        let g = XlaBuilder::new("g");
+        let a = g.parameter(0, &shape!(f32[3]), "a");
+        let b = g.parameter(1, &shape!(f32[3]), "b");
+        let g = g.build(add(a, exp(b), &[])).unwrap();
+        let f = XlaBuilder::new("f");
+        let x = f.parameter(0, &shape!(f32[3]), "x");
+        let y = f.parameter(1, &shape!(f32[3]), "y");
+        f.build(mul(call(&f, &g, &[x, y]), call(&f, &g, &[y, x]), &[])).unwrap()
+    }
+
+    #[test]
+    fn calls_become_their_instructions_with_fresh_names_and_the_same_values() {
+        let computation = twice_called();
+        let mut inlined = (*computation.entry).clone();
+        assert!(InlineCalls.run(&mut inlined));
+        let opcodes: Vec<&str> = inlined.instructions.iter().map(|i| i.opcode.name()).collect();
+        assert!(!opcodes.contains(&"call"), "{opcodes:?}");
+        // Each call brought its own add and exp; the callee's parameters became the operands.
+        assert_eq!(opcodes.iter().filter(|&&o| o == "exponential").count(), 2, "{opcodes:?}");
+        assert_eq!(opcodes.iter().filter(|&&o| o == "parameter").count(), 2, "{opcodes:?}");
+        let mut names: Vec<&str> = inlined.instructions.iter().map(|i| i.name.as_str()).collect();
+        names.sort_unstable();
+        assert!(names.windows(2).all(|w| w[0] != w[1]), "names repeat: {names:?}");
+        let x = Literal::vec1(&[0.5f32, -1.0, 2.0]);
+        let y = Literal::vec1(&[1.0f32, 0.0, -3.0]);
+        let got = evaluate(&inlined, &[&x, &y]).unwrap().to_vec::<f32>().unwrap();
+        let want: Vec<f32> = [(0.5f32, 1.0f32), (-1.0, 0.0), (2.0, -3.0)]
+            .iter()
+            .map(|&(x, y)| (x + y.exp()) * (y + x.exp()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_computation_without_calls_is_left_alone() {
+        let b = XlaBuilder::new("plain");
+        let x = b.parameter(0, &shape!(f32[3]), "x");
+        let computation = b.build(exp(x)).unwrap();
+        let mut same = (*computation.entry).clone();
+        assert!(!InlineCalls.run(&mut same));
+        assert_eq!(same, *computation.entry);
+    }
+}

@@ -71,7 +71,7 @@ impl Parser<'_> {
             return self.tuple();
         }
         let element_type = self.element_type()?;
-        self.expect('[')?;
+        self.require('[')?;
         let dimensions = self.int_list(']', "a dimension size")?;
         self.skip_space();
         let ends_here = match self.depth {
@@ -81,18 +81,18 @@ impl Parser<'_> {
         if ends_here {
             return Shape::try_new(element_type, &dimensions);
         }
-        self.expect('{')?;
+        self.require('{')?;
         let minor_to_major = self.int_list_until(&['}', ':'], "a dimension number")?;
         let mut layout = Layout::new(&minor_to_major);
         if self.eat(':') {
-            self.expect_word("pad")?;
-            self.expect('(')?;
+            self.require_word("pad")?;
+            self.require('(')?;
             let padded = self.int_list(')', "a padded size")?;
-            self.expect('=')?;
+            self.require('=')?;
             let value = self.padding_value()?;
             layout = layout.with_padding(&padded, value)?;
         }
-        self.expect('}')?;
+        self.require('}')?;
         Shape::try_new(element_type, &dimensions)?.relayout(&layout)
     }
 
@@ -111,7 +111,7 @@ impl Parser<'_> {
                 if self.eat(')') {
                     break;
                 }
-                self.expect(',')?;
+                self.require(',')?;
             }
         }
         self.depth -= 1;
@@ -151,7 +151,7 @@ impl Parser<'_> {
     /// Integers separated by commas, up to and including `close`.
     fn int_list(&mut self, close: char, what: &str) -> Result<Vec<i64>> {
         let list = self.int_list_until(&[close], what)?;
-        self.expect(close)?;
+        self.require(close)?;
         Ok(list)
     }
 
@@ -194,7 +194,7 @@ impl Parser<'_> {
         &rest[..len]
     }
 
-    fn expect_word(&mut self, word: &str) -> Result<()> {
+    fn require_word(&mut self, word: &str) -> Result<()> {
         self.skip_space();
         let start = self.offset;
         if self.word() == word {
@@ -205,7 +205,7 @@ impl Parser<'_> {
         }
     }
 
-    fn expect(&mut self, c: char) -> Result<()> {
+    fn require(&mut self, c: char) -> Result<()> {
         if self.eat(c) {
             Ok(())
         } else {

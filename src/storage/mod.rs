@@ -325,7 +325,7 @@ const RECYCLE_MIN_BYTES: usize = 1 << 20;
 const RECYCLE_MAX_BYTES: usize = 1 << 30;
 
 /// Large buffers freed by dropped literals, kept for reuse: a fresh 32 MiB buffer costs
-/// thousands of page faults, more than the loop that fills it (DESIGN.md, performance).
+/// thousands of page faults, more than the loop that fills it.
 static RECYCLED: Mutex<Vec<Storage>> = Mutex::new(Vec::new());
 
 /// Keeps a large buffer for reuse (dropping the oldest kept ones beyond the byte budget).

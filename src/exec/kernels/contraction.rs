@@ -196,21 +196,14 @@ impl DotGeometry {
                 // SAFETY: the task writes rows `first..first + lhs_rows` and the columns of
                 // its panels of batch `batch`'s row-major `rows × columns` product, inside `c`
                 // (checked above); tasks' batches, rows or panels are disjoint.
-                unsafe {
-                    if let Some(c_rows) = out.pointer((batch * rows + first) * columns) {
+                let computed = unsafe {
+                    out.pointer((batch * rows + first) * columns).is_some_and(|c_rows| {
                         let rows_out = OutRows::matrix(columns);
-                        gemm::product(
-                            lhs,
-                            &blocks,
-                            rhs,
-                            panel_range.clone(),
-                            c_rows,
-                            rows_out,
-                            false,
-                            buffer,
-                        );
-                    }
-                }
+                        gemm::product(lhs, &blocks, rhs, panel_range.clone(), c_rows, rows_out, false, buffer)
+                    })
+                };
+                // The reads were checked above, so the tile refuses nothing.
+                debug_assert!(computed, "the register tile refused a checked product");
             }
         };
         if threads > 1 && batches * shares > 1 {

@@ -33,7 +33,7 @@ pub(super) struct RawAttribute<'a> {
 /// kept together).
 pub(super) fn raw_attribute<'a>(cursor: &mut Cursor<'_, 'a>) -> Result<RawAttribute<'a>> {
     let name = cursor.word("an attribute name")?;
-    let equals = cursor.expect(Kind::Equals, "`=` after the attribute name")?;
+    let equals = cursor.require(Kind::Equals, "`=` after the attribute name")?;
     let start = cursor.position();
     let first = cursor.peek();
     loop {
@@ -177,12 +177,12 @@ impl<'a, 'r> Attributes<'a, 'r> {
     /// `name={a, b, …}`: called computations.
     pub(super) fn computations(&mut self, name: &str) -> Result<Vec<Arc<HloComputation>>> {
         let tokens = self.required(name, |c| {
-            c.expect(Kind::LBrace, "`{`")?;
+            c.require(Kind::LBrace, "`{`")?;
             let mut names = vec![c.word("a computation's name")?];
             while c.eat(Kind::Comma) {
                 names.push(c.word("a computation's name")?);
             }
-            c.expect(Kind::RBrace, "`,` or `}`")?;
+            c.require(Kind::RBrace, "`,` or `}`")?;
             Ok(names)
         })?;
         tokens.into_iter().map(|t| (self.resolve)(t)).collect()
@@ -192,17 +192,17 @@ impl<'a, 'r> Attributes<'a, 'r> {
     pub(super) fn slice(&mut self) -> Result<(Vec<i64>, Vec<i64>, Vec<i64>)> {
         self.required("slice", |c| {
             let (mut starts, mut limits, mut strides) = (Vec::new(), Vec::new(), Vec::new());
-            c.expect(Kind::LBrace, "`{`")?;
+            c.require(Kind::LBrace, "`{`")?;
             while !c.eat(Kind::RBrace) {
                 if !starts.is_empty() {
-                    c.expect(Kind::Comma, "`,` or `}`")?;
+                    c.require(Kind::Comma, "`,` or `}`")?;
                 }
-                c.expect(Kind::LBracket, "`[start:limit]`")?;
+                c.require(Kind::LBracket, "`[start:limit]`")?;
                 starts.push(c.int("a start index")?);
-                c.expect(Kind::Colon, "`:`")?;
+                c.require(Kind::Colon, "`:`")?;
                 limits.push(c.int("a limit index")?);
                 strides.push(if c.eat(Kind::Colon) { c.int("a stride")? } else { 1 });
-                c.expect(Kind::RBracket, "`]`")?;
+                c.require(Kind::RBracket, "`]`")?;
             }
             Ok((starts, limits, strides))
         })

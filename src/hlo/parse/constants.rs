@@ -48,7 +48,7 @@ fn nested<'a>(cursor: &mut Cursor<'_, 'a>, dimensions: &[i64], values: &mut Vec<
     let Some((&size, inner)) = dimensions.split_first() else {
         return element(cursor, values);
     };
-    let open = cursor.expect(Kind::LBrace, &format!("`{{` opening a dimension of {size} elements"))?;
+    let open = cursor.require(Kind::LBrace, &format!("`{{` opening a dimension of {size} elements"))?;
     if cursor.peek().is_word("...") {
         return Err(error_at(
             &cursor.peek(),
@@ -64,7 +64,7 @@ fn nested<'a>(cursor: &mut Cursor<'_, 'a>, dimensions: &[i64], values: &mut Vec<
             if cursor.eat(Kind::RBrace) {
                 break;
             }
-            cursor.expect(Kind::Comma, "`,` or `}` in the constant")?;
+            cursor.require(Kind::Comma, "`,` or `}` in the constant")?;
         }
     }
     if count != size {

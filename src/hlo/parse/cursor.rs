@@ -66,7 +66,7 @@ impl<'t, 'a> Cursor<'t, 'a> {
     }
 
     /// Takes the next token, which must be of `kind`; `what` names it for the error.
-    pub(super) fn expect(&mut self, kind: Kind, what: &str) -> Result<Token<'a>> {
+    pub(super) fn require(&mut self, kind: Kind, what: &str) -> Result<Token<'a>> {
         let token = self.peek();
         if token.kind != kind {
             return Err(error_at(&token, format!("expected {what}")));
@@ -76,7 +76,7 @@ impl<'t, 'a> Cursor<'t, 'a> {
 
     /// Takes a word (a name, an opcode, a number…).
     pub(super) fn word(&mut self, what: &str) -> Result<Token<'a>> {
-        self.expect(Kind::Word, what)
+        self.require(Kind::Word, what)
     }
 
     /// Takes a decimal integer.
@@ -94,7 +94,7 @@ impl<'t, 'a> Cursor<'t, 'a> {
 
     /// `{` integers separated by commas `}`.
     pub(super) fn int_list(&mut self, what: &str) -> Result<Vec<i64>> {
-        self.expect(Kind::LBrace, "`{`")?;
+        self.require(Kind::LBrace, "`{`")?;
         let mut values = Vec::new();
         if self.eat(Kind::RBrace) {
             return Ok(values);
@@ -104,7 +104,7 @@ impl<'t, 'a> Cursor<'t, 'a> {
             if self.eat(Kind::RBrace) {
                 return Ok(values);
             }
-            self.expect(Kind::Comma, "`,` or `}`")?;
+            self.require(Kind::Comma, "`,` or `}`")?;
         }
     }
 

@@ -15,11 +15,11 @@ impl<'a> Attributes<'a, '_> {
     /// `window={…}`, `XLA's window_util::ToString`; an empty window when absent (rank 0).
     pub(super) fn window(&mut self) -> Result<Window> {
         let window = self.optional("window", |c| {
-            c.expect(Kind::LBrace, "`{`")?;
+            c.require(Kind::LBrace, "`{`")?;
             let mut fields: Vec<(Token<'a>, Token<'a>)> = Vec::new();
             while !c.eat(Kind::RBrace) {
                 let name = c.word("a window field (size, stride, pad, lhs_dilate, rhs_dilate)")?;
-                c.expect(Kind::Equals, "`=`")?;
+                c.require(Kind::Equals, "`=`")?;
                 fields.push((name, c.word("the field's value, such as 3x3")?));
             }
             window_from_fields(&fields)
@@ -44,11 +44,11 @@ impl<'a> Attributes<'a, '_> {
     /// `operand_precision={highest,default}`; empty when absent.
     pub(super) fn precision(&mut self) -> Result<PrecisionConfig> {
         let config = self.optional("operand_precision", |c| {
-            c.expect(Kind::LBrace, "`{`")?;
+            c.require(Kind::LBrace, "`{`")?;
             let mut operand_precision = Vec::new();
             while !c.eat(Kind::RBrace) {
                 if !operand_precision.is_empty() {
-                    c.expect(Kind::Comma, "`,` or `}`")?;
+                    c.require(Kind::Comma, "`,` or `}`")?;
                 }
                 let token = c.word("a precision (default, high, highest)")?;
                 let precision = [Precision::Default, Precision::High, Precision::Highest]

@@ -39,19 +39,19 @@ pub(super) fn raw_instruction<'a>(cursor: &mut Cursor<'_, 'a>) -> Result<RawInst
         cursor.next();
     }
     let name = cursor.word("an instruction's name")?;
-    cursor.expect(Kind::Equals, "`=` after the instruction's name")?;
+    cursor.require(Kind::Equals, "`=` after the instruction's name")?;
     let shape = shape(cursor)?;
     let opcode = cursor.word("an opcode")?;
-    cursor.expect(Kind::LParen, "`(` after the opcode")?;
+    cursor.require(Kind::LParen, "`(` after the opcode")?;
     let operands = match opcode.text {
         "parameter" => {
             let number = cursor.int("a parameter number")?;
-            cursor.expect(Kind::RParen, "`)`")?;
+            cursor.require(Kind::RParen, "`)`")?;
             Operands::Parameter(number)
         }
         "constant" => {
             let values = literal(cursor, &shape)?;
-            cursor.expect(Kind::RParen, "`)` after the constant's values")?;
+            cursor.require(Kind::RParen, "`)` after the constant's values")?;
             Operands::Constant(values)
         }
         _ => Operands::Names(operand_names(cursor)?),
@@ -85,6 +85,6 @@ fn operand_names<'a>(cursor: &mut Cursor<'_, 'a>) -> Result<Vec<Token<'a>>> {
         if cursor.eat(Kind::RParen) {
             return Ok(names);
         }
-        cursor.expect(Kind::Comma, "`,` or `)` after an operand")?;
+        cursor.require(Kind::Comma, "`,` or `)` after an operand")?;
     }
 }

@@ -46,7 +46,7 @@ fn raw_computation<'a>(cursor: &mut Cursor<'_, 'a>) -> Result<RawComputation<'a>
             shape(cursor)?;
         }
     }
-    cursor.expect(Kind::LBrace, "`{` opening the computation's instructions")?;
+    cursor.require(Kind::LBrace, "`{` opening the computation's instructions")?;
     let mut instructions = Vec::new();
     while !cursor.eat(Kind::RBrace) {
         if cursor.peek().kind == Kind::End {

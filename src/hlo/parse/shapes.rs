@@ -83,7 +83,7 @@ fn shape_at_depth(cursor: &mut Cursor<'_, '_>, depth: usize) -> Result<Shape> {
                 if cursor.eat(Kind::RParen) {
                     break;
                 }
-                cursor.expect(Kind::Comma, "`,` or `)` in a tuple shape")?;
+                cursor.require(Kind::Comma, "`,` or `)` in a tuple shape")?;
             }
         }
         return Ok(Shape::tuple(&elements));
@@ -105,7 +105,7 @@ fn shape_at_depth(cursor: &mut Cursor<'_, '_>, depth: usize) -> Result<Shape> {
             return Err(error_at(&type_token, message));
         }
     };
-    cursor.expect(Kind::LBracket, "`[` after the element type")?;
+    cursor.require(Kind::LBracket, "`[` after the element type")?;
     let mut dimensions = Vec::new();
     if !cursor.eat(Kind::RBracket) {
         loop {
@@ -117,7 +117,7 @@ fn shape_at_depth(cursor: &mut Cursor<'_, '_>, depth: usize) -> Result<Shape> {
             if cursor.eat(Kind::RBracket) {
                 break;
             }
-            cursor.expect(Kind::Comma, "`,` or `]` in the dimensions")?;
+            cursor.require(Kind::Comma, "`,` or `]` in the dimensions")?;
         }
     }
     let shape =
@@ -141,7 +141,7 @@ fn shape_at_depth(cursor: &mut Cursor<'_, '_>, depth: usize) -> Result<Shape> {
             }
             _ => {
                 if !minor_to_major.is_empty() {
-                    cursor.expect(Kind::Comma, "`,` or `}` in the layout")?;
+                    cursor.require(Kind::Comma, "`,` or `}` in the layout")?;
                 }
                 minor_to_major.push(cursor.int("a dimension number in the layout")?);
             }

@@ -12,6 +12,7 @@
 mod fast_paths;
 mod sweeps;
 mod xla_points;
+#[path = "../../../../tests/data/xla_math_values.rs"]
 mod xla_values;
 
 /// The system libm's error function (std has none): the test reference for `erf`.

@@ -1,5 +1,5 @@
 //! Values XLA's CPU backend returns at edge points (jaxlib 0.6.0, `jax.jit` on CPU; the
-//! table in `xla_values.rs`): zeros, infinities, NaN, denormals, `MIN_POSITIVE`, `MAX`, and
+//! table in `tests/data/xla_math_values.rs`): zeros, infinities, NaN, denormals, `MIN_POSITIVE`, `MAX`, and
 //! each function's overflow, underflow and saturation thresholds with their neighbours.
 //! Where an argument or XLA's result is special (NaN, ±∞, ±0, denormal), ours must give the
 //! same bits (any NaN for NaN), in both `MulAdd` variants; elsewhere within 6 ulps (XLA's
