@@ -526,8 +526,7 @@ impl Plan {
     pub(crate) fn result_literal(&self, value: Value<'_>, parallel: bool) -> Result<Literal> {
         let conformed = self.conform(&value, self.computation.result_shape(), parallel)?;
         // `conform` shares what it keeps: with `value` gone, `conformed` alone holds a kept
-        // array, which then moves out (W1's `execute` copied its 32 MiB result into fresh
-        // pages every call: 19–28 ms against 3–4 ms into a reused output).
+        // array, which then moves out rather than being copied into fresh pages every call.
         drop(value);
         Ok(conformed.into_literal())
     }

@@ -3,28 +3,17 @@
 //! Every buffer lazy-xla allocates starts on a 64-byte boundary ([`ALIGNMENT`]), as XLA:CPU
 //! aligns its own (`Align()` in `xla/backends/cpu/alignment.h`). An AVX-512 register is 64
 //! bytes: in a buffer that starts 16 bytes past a line (where the system allocator puts large
-//! blocks), each of its loads and stores spans two cache lines. GELU's arithmetic without its
-//! `tanh` (a chain of eight links: `chunk_ops/chain_kernel.rs`) over f32[128,1024] in L2 on
-//! one thread took 0.030 ms between aligned buffers against 0.045 ms before, and GELU 0.063
-//! against 0.070 ms. Over f32[4096,1024] on two threads (fastest of 200 runs in eight
-//! alternated rounds; a copy: 0.70 ms) they took 0.84 against 0.90 ms and 1.18 against
-//! 1.26 ms; softmax and `tanh` moved within the noise.
+//! blocks), each of its loads and stores spans two cache lines.
 //!
 //! A `Vec` handed over (`Literal::from_vec`) is kept as it is when it is small or already
-//! aligned, and copied into an aligned buffer otherwise, written once (zeroed first, handing
-//! over f32[4096,1024] took 3.90 rather than 2.95 ms at its fastest of 40).
+//! aligned, and copied into an aligned buffer otherwise, written once (not zeroed first).
 //!
 //! A buffer of [`HUGE_PAGE`] bytes or more starts on a huge page's boundary, and on Linux asks
 //! to be backed by transparent huge pages (`madvise(MADV_HUGEPAGE)`, before its first write).
 //! Where the system gives huge pages only to memory that asks (`enabled` is `madvise`, the
 //! usual default), a walk through such a buffer needs a TLB entry per 2 MiB rather than per
-//! 4 KiB. Over f32[4096,1024] on two threads (fastest of 60 runs, alternated rounds against
-//! the build before), GELU took 0.78–0.83 against 0.88–0.98 ms, `tanh` 0.54 against 0.58,
-//! `x·logistic(x·1.5)` 0.71 against 0.79, and on one thread GELU 1.38 against 1.62 ms; W3's
-//! transposed add over f32[64,64,64,64] 15.7–16.2 against 16.8–17.0 ms. `log(x + 5)` and
-//! softmax moved within the noise, and so did a copy or an add between buffers advised the
-//! same way (0.57 against 0.56 ms, 4.52 against 4.67 ms), so the benches' bounds (copies and
-//! adds between plain `Vec`s) are still the bounds.
+//! 4 KiB. Copies and adds between buffers gain nothing from it, so the benches' bounds (copies
+//! and adds between plain `Vec`s) are still the bounds.
 
 use std::alloc::Layout;
 use std::ptr::NonNull;

@@ -25,18 +25,9 @@ pub(super) fn lanes(element_type: ElementType) -> Option<usize> {
     (element_type == CHAINED_TYPE).then(chunk_ops::chain_lanes).flatten()
 }
 
-/// The fewest links a chain has. Evaluated node by node, such a run is a pass per node, each
-/// a few instructions per vector for a cheap op: the first pass, reading its operands from
-/// memory, waits on them, and the later ones cannot overlap that wait. A chain reads them
-/// while it computes: over f32[4096,1024], `x·3 + 1` went from 1.77–1.99 to 0.93–1.06 ms on
-/// one thread, and from 0.57–1.17 to 0.34–0.56 ms on two (fastest of 200, alternated).
-///
-/// Chains through an elementary function took four links until `exp` and `tanh` were computed
-/// in registers (`chunk_ops/register_functions.rs`): a chain of two then paid even through
-/// memory. On two threads (fastest of 150, four alternated rounds, a copy 0.58 ms),
-/// `logistic(x·1.5)` took 0.88 against 1.07 ms node by node, `log(x + 5)` 0.84 against 1.08,
-/// and `x·logistic(x·1.5)` (three links) 1.01 against 1.39. With `logistic` in registers
-/// too, those two took 0.82 and 0.85 ms.
+/// The fewest links a chain has. Node by node, a run is a pass per node, and the later passes
+/// cannot overlap the first's wait on memory, where a chain reads while it computes: two links
+/// already pay, through an elementary function too.
 const MIN_LINKS: usize = 2;
 
 /// One link of a chain: an op on the running value and, for a binary op, the node of its
@@ -64,13 +55,9 @@ pub(super) enum ChainOp {
 /// The elementary functions a chain computes, each as its own pass does (the same function,
 /// the same fused multiply-adds, so to the bit): `exp`, `tanh` and `logistic` in the block's
 /// registers (`chunk_ops/register_functions.rs`), `log` over the block's lanes through memory
-/// (the block stored, mapped by a vectorized loop and reloaded). Through memory, GELU's tanh
-/// cost instructions (8,890 per 1024 elements under AVX2 against 7,560 node by node) but
-/// saved time: node by node, the cheap passes after GELU's tanh, the one
-/// writing the output among them, ran in loops of a few instructions per vector that waited
-/// on memory (with the pass reading `x`, 61% of GELU's time on one thread), where inside the
-/// chain the output's stores overlap the function's arithmetic. GELU's fastest of 300 runs
-/// went from 2.32–2.40 ms to 2.06–2.21 ms on two threads (four rounds each, alternated).
+/// (the block stored, mapped by a vectorized loop and reloaded). Even through memory a
+/// function in the chain costs instructions but saves time: node by node, the cheap passes
+/// around it wait on memory, where inside the chain the output's stores overlap its arithmetic.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum ChainFunction {
     Exp,
@@ -93,10 +80,6 @@ pub(super) struct Chain {
 /// A row sum of a chain's values (an `f32` add reduce), which the chain sums block by block as
 /// it computes them, in the order a pass over them adds (`run.rs`'s `fold_in_chunks`), so to
 /// the bit its value: a pass over the chain's values fewer. Softmax's `Σ exp(x − m)` is one.
-/// Over f32[4096,1024] on two threads (fastest of 60, four alternated rounds), dropping that
-/// pass altogether (wrong sums, for timing only) took softmax from 1.24 to 1.14 ms; folding
-/// it into the chain took it from 1.41 to 1.34 ms (one thread: 2.75 to 2.65 ms), the adds
-/// costing the chain part of what the pass did.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Fold {
     /// The reduce's node.

@@ -200,10 +200,8 @@ fn map3<A: Copy, T: Copy, U>(
 }
 
 /// `inlined!(f::<M>(x, …))`: `Element::f::<M>` as a closure that LLVM must inline into the
-/// loop that calls it, inside each instruction set's code. Left to its choice, the largest
-/// bodies were called once per element outside that code, each FMA a libm call: f32 `pow`
-/// over 4 Mi elements took 141 ms (170 times a copy), f64 `erf` over 2 Mi 161–186 ms and f64
-/// `cbrt` 20–25 ms.
+/// loop that calls it, inside each instruction set's code. Left to its choice, LLVM calls the
+/// largest bodies once per element outside that code, each FMA a libm call.
 macro_rules! inlined {
     ($f:ident::<$m:ty>($($arg:ident),+)) => {
         #[inline(always)]
@@ -221,7 +219,7 @@ mod transpose;
 mod vector;
 
 /// The instruction sets a chunk op is compiled for; the best one the CPU has is chosen at
-/// run time, so users need no `target-cpu` flags (DESIGN.md: the fused loops are
+/// run time, so users need no `target-cpu` flags (the fused loops are
 /// compute-bound in cache, and wider vectors pay).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Level {
@@ -332,17 +330,16 @@ fn is_finite<T: Element>(x: Operand<'_, T>, out: &mut [bool]) -> bool {
 }
 
 /// A binary op over `values`: a chunk's, or a tile's rows ([`Rows`]), whose loop over the rows
-/// is then inside the op's code (a call of the op per row ran W3 slower than copying its rows
-/// in and out of a chunk: 17.1 against 14.5 ms).
+/// is then inside the op's code (a call of the op per row costs more than copying the rows in
+/// and out of a chunk).
 fn binary<T: Element, V: BinaryValues<T>>(op: BinaryOp, values: V) -> bool {
     use BinaryOp::*;
     match op {
         Add => values.map(Element::add),
         Sub => values.map(Element::sub),
         Mul => values.map(Element::mul),
-        // By one value too: its reciprocal with two Markstein corrections (the correctly
-        // rounded quotient in a multiply and four FMAs) ran `x / 3` 7% faster in cache, but
-        // `x / Σ|x|` per row 10% slower and softmax 4–6% faster, within the noise.
+        // By one value too: a reciprocal with two Markstein corrections (the correctly rounded
+        // quotient in a multiply and four FMAs) gains nothing beyond the noise.
         Div => values.map(Element::div),
         Rem => values.map(Element::rem),
         Max => values.map(Element::maximum),
@@ -478,15 +475,12 @@ fn fold<T: Element>(op: BinaryOp, acc: &mut T, values: &[T]) -> bool {
 const ACCUMULATED_LANES: usize = 32;
 
 /// The most rows [`accumulate`] folds with the outputs held in registers, its rows read side
-/// by side. That suits a tile in L1 (a computed column sum's: `x·x` over f32[4096,1024] in
-/// tiles of 4 rows took 0.29–0.36 ms at its fastest on two threads, row after row
-/// 0.37–0.44 ms), but a tall tile's rows read from memory so outrun the prefetcher (a column
-/// sum of the input in tiles of 16 rows took 0.55–0.56 ms on one thread with 64 outputs held,
-/// 0.41–0.43 ms row after row).
+/// by side. That suits a short tile in L1 (a computed column sum's), but a tall tile's rows
+/// read from memory so outrun the prefetcher; they are folded row after row.
 const ROWS_HELD: usize = 4;
 
-/// The columns of a transposed input read side by side (see `load`): 8 measured 1.5× faster
-/// than one at a time on a column-major plus row-major f32[64,64,64,64].
+/// The columns of a transposed input read side by side (see `load`), so that the reads of
+/// several columns' lines are in flight at once.
 const COLUMNS_IN_FLIGHT: usize = 8;
 
 /// One work item's chunk: `rows` rows of `len` elements, row after row in the registers.
@@ -598,9 +592,8 @@ fn plain_extremum<T: Element>(values: &[T], pick: impl Fn(T, T) -> T) -> Option<
 }
 
 /// Lanes of independent accumulators when folding a chunk: they break the dependency chain so
-/// the fold vectorizes (for the associative ops). Sixty-four (four AVX-512 registers of `f32`
-/// in flight), combined pairwise or in order, ran row sums, layer norm and softmax no faster:
-/// the fold waits on its values, not on its adds.
+/// the fold vectorizes (for the associative ops). More gain nothing: the fold waits on its
+/// values, not on its adds.
 const LANES: usize = 16;
 
 /// The operands a chain's links read besides the running value, by node.

@@ -116,12 +116,8 @@ enum NodeKind {
 }
 
 /// The rows a loop may reduce along: at most what its few slots keep in L2 as one chunk (64
-/// KiB of f32 each), and at least 256 elements. The whole expression is dispatched once per
-/// row (a chunk is one row, never a tile of rows), which below that costs more than the reads
-/// it saves: f32 softmax and layer norm over 4 Mi elements, one loop against their own
-/// reduce loops, measured 10.6 against 9.6 ms and 17.2 against 13.7 ms at rows of 128, even
-/// at 256, and 4.3 against 5.8 ms and 4.4 against 5.1 ms at 1024. Other rows are reduced by a
-/// loop of their own.
+/// KiB of f32 each), and at least 256 elements, shorter rows gaining too little from the fused
+/// loop (`docs/performance.md`). Other rows are reduced by a loop of their own.
 const ROW_REDUCTION_LENGTHS: std::ops::RangeInclusive<i64> = 256..=(1 << 14);
 
 /// An affine map from the output's index space to an instruction's:
@@ -449,9 +445,7 @@ fn nodes_agree(nodes: &[Node], result_type: ElementType) -> bool {
 /// output lines prefetched while the one before it computes, and where there are two outer
 /// dimensions the items walk them in blocks: each item reads its rows of the input from
 /// pages other than those of its output's rows, so a block of items that together read whole
-/// pages of both keeps each page's use close in time (a column-major plus row-major
-/// f32[64,64,64,64], by hand on two threads: 14.6 ms in blocks of 16×16 items, 19.8 ms in
-/// rows of them).
+/// pages of both keeps each page's use close in time.
 fn reorder_for_gathers(sizes: &mut [usize], out_strides: &mut [isize], nodes: &mut [Node]) -> bool {
     let Some(last) = sizes.len().checked_sub(1) else { return false };
     if last < 1 {

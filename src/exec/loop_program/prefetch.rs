@@ -5,13 +5,8 @@
 //! item's lines of the output while the current one computes overlaps those waits.
 //!
 //! Not its inputs' lines, since their transposed tiles go through registers
-//! (`chunk_ops/transpose.rs`): W3 into a row-major output took 15.8–16.2 ms at its fastest
-//! asking for the output's lines alone, against 16.3–16.7 ms asking for every input's lines
-//! too (four alternated rounds of 30 runs on two threads), and `transpose(x)·2` of
-//! f32[4096,1024] 1.61–1.65 against 1.90–1.98 ms (three rounds of 100; of f32[65536,1024],
-//! beyond the cache, 48.1 against 49.0 ms). An `f64` transpose, whose columns are still read
-//! one element at a time, gained too: 3.66 against 4.04 ms (fastest of three rounds of 50).
-//! Without asking at all (in tiles of 2,048 elements), W3 took 20.3 against 15.6 ms.
+//! (`chunk_ops/transpose.rs`): asking for those too is slower, even for an `f64` transpose,
+//! whose columns are read one element at a time.
 //!
 //! And the lines a later item of a walk with row reductions reads, asked for a block at a
 //! time as a chain computes the current one ([`Ahead`]): there each tile of rows is read from
@@ -48,12 +43,8 @@ pub(super) struct Ahead {
     pub(super) distance: usize,
 }
 
-/// The items ahead of the current one whose lines a chain asks for: softmax of f32[4096,1024]
-/// (tiles of 16 rows, 64 KiB) took 1.21–1.22 ms at its fastest on two threads against
-/// 1.35–1.36 without asking (four alternated rounds of 40 runs), and of f32[131072,1024] 60.6
-/// against 72.2 ms. In a timing-only build asking a fixed distance ahead, one item (64 KiB)
-/// gained less than two, four no more, and GELU or `exp(x − 3)`, maps without row reductions,
-/// gained nothing (`exp(x − 3)` lost 7%).
+/// The items ahead of the current one whose lines a chain asks for: two gain more than one,
+/// and more gain nothing. Maps without row reductions, which gain nothing, do not ask.
 pub(super) const AHEAD_ITEMS: usize = 2;
 
 impl Ahead {

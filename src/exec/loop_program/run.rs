@@ -26,39 +26,18 @@ pub(super) const CHUNK: usize = 1024;
 /// `CHUNK` and its tiles `REDUCTION_TILE` (row reductions take `ROW_REDUCTION_TILE`), except
 /// for a sum of fewer rows than `PARTIALS` (see `LoopProgram::geometry`).
 ///
-/// Large items stream memory better, though consecutive items are adjacent in memory and the
-/// work between them is a few hundred instructions: criterion runs of f32[4096,1024] over a
-/// parallel copy of the same bytes, two each, alternated, gave `exp` 2.21× and 2.16× in items
-/// of 4,096 elements, 1.96× and 1.60× in 16,384, `tanh` 1.94× and 1.50× against 1.32× and
-/// 1.22×, GELU 4.47× and 3.89× against 3.09× and 2.70×; `neg` on one thread went from
-/// 1.10–1.21× a hand loop's time (same input and output, chunks of 4,096) to 0.99–1.02×. Items of
-/// 32,768 ran `exp` and `tanh` faster still (1.41×, 1.48×; 1.32×, 1.09×) but GELU slower
-/// (4.19×, 3.56×): its fourteen slots grow with the item (56 bytes per element: 896 KiB a
-/// thread in items of 16,384, twice that in 32,768). A tile of short rows is tall enough that
-/// a transposed input's columns are read 256 bytes of f32 at a time or more: a column-major
-/// plus a row-major f32[64,64,64,64] measured 26 ms in tiles of 64 rows against 57 ms in
-/// tiles of 16 (one thread; a contiguous add of the same arrays: 12 ms).
+/// Large items stream memory better, up to where a long chain's slots outgrow the cache
+/// (GELU's fourteen take 56 bytes per element: 896 KiB a thread here). A tile of short rows is
+/// tall enough to read a transposed input's columns 256 bytes of f32 at a time or more.
 const PLAIN_CHUNK: usize = 16 * CHUNK;
 
 /// The most elements a plain loop's tile holds when it reads a transposed input (its items
-/// walk in blocks: see `reorder_for_gathers`), each item's output lines prefetched while the
-/// one before it computes (see `prefetch.rs`). A column-major plus row-major f32[64,64,64,64]
-/// into a row-major output (W3), its transposed columns read through registers
-/// (`chunk_ops/transpose.rs`), took 15.6–15.8 ms at its fastest in tiles of 4,096 elements
-/// against 16.4–16.9 ms in tiles of 2,048 (two series of three alternated rounds of 30 runs on
-/// two threads; a contiguous add of the same arrays: 5.9–6.7 ms), and `transpose(x)·2` of
-/// f32[4096,1024] 1.92 against 2.27 ms (a copy: 0.61 ms), each item asking ahead for every
-/// line it reads and writes. Asking for the output's lines alone, as now (`prefetch.rs`), W3
-/// took 15.0–15.2 against 15.2–15.6 ms and `transpose(x)·2` 1.52 against 1.64 ms (three
-/// rounds each). Read one element at a time, as before, tiles of 2,048 had been the faster:
-/// 17.4–18.5 ms against 20.3–21.8 ms.
+/// walk in blocks: see `reorder_for_gathers`; their output lines prefetched: `prefetch.rs`),
+/// sized for transposed columns read through registers (`chunk_ops/transpose.rs`).
 const BLOCKED_CHUNK: usize = 4 * CHUNK;
 
 /// The longest segment of such a loop's rows, so that its tiles are tall enough for each line
-/// of the transposed input to be read whole in one item: `transpose(x)·2` of f32[4096,1024]
-/// took 2.9–3.1 ms in segments of 64 against 3.4–3.5 ms in 32 and 3.8–4.3 ms in 128 (fastest
-/// of 100 runs on two threads; a copy: 0.74 ms), and 19–22 ms before, in whole rows of 4,096
-/// four to a tile (each line of `x` then read from memory four times).
+/// of the transposed input to be read whole in one item, not fetched again by later items.
 const BLOCKED_SEGMENT: usize = 64;
 
 /// The most elements a tile of a reduction's rows holds (each row still folded on its own, in
@@ -66,49 +45,28 @@ const BLOCKED_SEGMENT: usize = 64;
 const REDUCTION_TILE: usize = 4 * CHUNK;
 
 /// The most elements a tile holds of a reduction of an input itself along its rows (a program
-/// of one node: one slot at most, unused when the input is read where it lies), whose
-/// per-item work is then paid once per 256 KiB of f32. Row sums of f32[4096,1024] on two
-/// threads, six alternated rounds of 300 runs: fastest 0.136–0.138 ms in tiles of 64 rows
-/// against 0.144–0.147 ms in 16 and 0.156–0.207 ms in 4, medians 0.14–0.19 ms against
-/// 0.17–0.23 ms in 4 (a parallel read of the input: fastest 0.129–0.134 ms, medians
-/// 0.14–0.16 ms). Also for a large sum into few elements (column sums, full sums), whose
-/// partial sums take bands of rows that the tiles do not change ([`Bands`]), a tall tile's
-/// rows folded one after another (`chunk_ops::accumulate`): column sums of f32[4096,1024]
-/// took 0.15–0.19 ms at their fastest on two threads against 0.15–0.23 ms in tiles of 4
-/// (medians 0.18–0.25 against 0.22–0.35 ms; eight alternated rounds of 500 runs; a parallel
-/// read of the input: fastest 0.13–0.15 ms, medians 0.14–0.26 ms), and 0.33–0.34 ms against
-/// 0.41–0.51 ms on one thread (a read: 0.29–0.32 ms). Not for other column reductions
-/// (maxima, minima, products), whose outputs `accumulate` holds in registers across a short
-/// tile's rows: row after row ran a column maximum about 10% slower on two threads (fastest
-/// 0.43–0.55 ms against 0.38–0.47 ms).
+/// of one node, one slot at most), whose per-item work is then paid once per 256 KiB of f32;
+/// also of a large sum into few elements, whose partial sums' [`Bands`] no tile changes. Other
+/// column reductions keep short tiles, whose outputs `accumulate` holds in registers.
 const INPUT_REDUCTION_TILE: usize = 64 * CHUNK;
 
-/// The most elements a tile of rows with row reductions holds. Its per-node work is paid once
-/// per tile: 16 rows of 1024 elements ran layer norm in 3,880 instructions per 1024 elements
-/// against 4,762 in tiles of 4,096 elements (softmax 6,230 against 6,631), and no slower for
-/// its slots outgrowing L1 (fastest of 300 runs on two threads: 1.1–1.2 ms against
-/// 1.4–1.5 ms). Measured again later, softmax of f32[4096,1024] (fastest of 300 on two threads,
-/// three alternated rounds): 1.82 ms in tiles of 16 rows, 2.00 in 8, 2.12 in 4, 2.32 in 2 and
-/// 2.43 in 1; with its rows in cache (256 of them), tiles of 2 to 8 rows were about 12%
-/// faster than 16 and 1 row no faster.
+/// The most elements a tile of rows with row reductions holds: its per-node work is paid once
+/// per tile, so tall tiles amortize it, though the tile's slots then outgrow L1 (16 rows of
+/// 1024 `f32` are 64 KiB a slot).
 const ROW_REDUCTION_TILE: usize = 16 * CHUNK;
 
 /// Below this many output elements a program runs on the calling thread: a rayon call costs
-/// more than such work (DESIGN.md, performance).
+/// more than such work.
 const PARALLEL_THRESHOLD: usize = 1 << 17;
 
 /// The ranges of items (or segments) a parallel run is cut into, per thread: the more there
 /// are, the fewer a thread slowed by other work on the machine leaves for the others to take
-/// over. W1 (`max((X + b) * s, 0) + 1` over f32[2048,4096]), 200 runs on two threads in
-/// each of four alternated rounds, had medians of 2.10–2.57 ms in 16 per thread against
-/// 2.60–2.80 ms in 4 (a hand loop over rayon's rows: 1.97–2.18 ms); softmax, layer norm,
-/// GELU, `exp`, row sums and a chain of 8 ops moved within the noise. Items stay the unit,
-/// so a small run is still cut into no more ranges than it has items.
+/// over. Items stay the unit, so a small run is still cut into no more ranges than it has
+/// items.
 const BLOCKS_PER_THREAD: usize = 16;
 
-/// The partial sums of a large sum into few elements (see [`Bands`]). Sixty-four ran column
-/// and full sums of f32[4096,1024] no faster on two threads (fastest 0.17–0.18 against
-/// 0.15–0.16 ms, and 0.15 against 0.14 ms).
+/// The partial sums of a large sum into few elements (see [`Bands`]): enough bands for the
+/// threads to share such a sum; more gain nothing.
 const PARTIALS: usize = 16;
 
 /// The most output elements a sum is computed in partial sums for (each partial a copy of
@@ -674,10 +632,8 @@ impl LoopProgram {
     /// How far ahead of its start's values `chain` asks for lines as it computes (see
     /// `prefetch.rs`): in a walk with row reductions, [`AHEAD_ITEMS`] items' worth of its
     /// start when that is an input read where it lies (its later items' values follow it),
-    /// unless the chain writes `into_output`. Those stores go to memory too, and compete with
-    /// the requests: layer norm, whose chain from `x` writes its result, ran 2% slower asking
-    /// (1.10 against 1.08 ms at its fastest on two threads, f32[4096,1024], alternated rounds
-    /// of 40 runs), while softmax, whose chain stores `exp(x − m)` in the tile's slot, gained.
+    /// unless the chain writes `into_output`: those stores go to memory too, and compete with
+    /// the requests.
     fn chain_ahead(
         &self,
         chain: &Chain,
@@ -919,14 +875,8 @@ impl LoopProgram {
     /// straight into its rows of the output, from its operands' rows: in their slots, or for
     /// a load only it reads whose rows are runs of its input ([`Self::rows_in_input`]),
     /// there. The tile's result is then not copied into the output row by row, nor such a
-    /// load's rows into a slot. W3 (a column-major plus a row-major f32[64,64,64,64] into a
-    /// row-major output, tiles of 64 rows of 64 elements, each row of the output and of the
-    /// row-major input 1 MiB from the next) took 14.1 against 14.7 ms at its fastest on two
-    /// threads (three alternated rounds of 30 runs; a contiguous add: 6.2 ms), `transpose(x)·2`
-    /// of f32[4096,1024] 1.23 against 1.43 ms, and of f64 2.78 against 3.43 ms. A call of the
-    /// node's whole evaluation per row, each operand's row set up in the frame, had run W3
-    /// slower than the copies: 16.6 against 15.4 ms with `C`'s rows copied into a slot, 22.5
-    /// with them read where they lie.
+    /// load's rows into a slot; the loop over the rows is one call of the op, not a call of the
+    /// node's evaluation per row.
     fn result_by_rows<T: Element>(
         &self,
         item: Item,
@@ -989,10 +939,8 @@ impl LoopProgram {
         });
         // A loop with row reductions takes each row whole (the compiler bounds its length). A
         // sum into few elements of fewer rows than `PARTIALS` (a walk coalesced into one long
-        // row, say) takes items of one segment each, as long as a plain loop's: the full sum of
-        // f32[4096,1024] took 0.14–0.15 ms at its fastest on two threads against 0.22–0.26 ms
-        // in segments of `CHUNK` (a parallel read: 0.13–0.15 ms), 0.31–0.32 ms against
-        // 0.43 ms on one thread; of `x·x`, 0.35–0.47 ms against 0.40–0.54 ms.
+        // row, say) takes items of one segment each, as long as a plain loop's, so that its
+        // per-item work is paid less often than in segments of `CHUNK`.
         let items_banded = bands == Some(Bands::Items);
         let chunk = if self.sink == Sink::Store || items_banded { PLAIN_CHUNK } else { CHUNK };
         let mut segment_len = if self.row_reductions { row_len.max(1) } else { row_len.clamp(1, chunk) };
@@ -1011,14 +959,12 @@ impl LoopProgram {
         // dimension), so per-item work is amortized and a gathered input is read along its
         // contiguous dimension. A plain loop's rows of `CHUNK` or more stay one per item (a tile of
         // them would copy every vector broadcast along the row, where one row reads it in place)
-        // unless chains read such vectors in place ([`Self::chains_read_rows`]): W1's chain then
-        // ran on tiles of four rows of 4,096 in 2.13–2.18 ms against 2.44–2.60 ms one row per item,
-        // a hand loop 1.94–2.03 ms (fastest of 100, three alternated rounds). A reduction's rows (a
-        // segment each, at most `CHUNK`) are tiled up to `REDUCTION_TILE` elements
-        // (`INPUT_REDUCTION_TILE` for a reduction of an input itself along its rows, or a large sum
-        // of it into few elements): each row is still folded on its own, in order (a sum's partial
-        // sums take bands of rows that no tile changes), so tiling changes no sum, and a row sum of
-        // 1024-element rows measured 430 instructions of per-item work against 264 of adds. Row
+        // unless chains read such vectors in place ([`Self::chains_read_rows`]), as W1's chain
+        // does. A reduction's rows (a segment each, at most `CHUNK`) are tiled up to
+        // `REDUCTION_TILE` elements (`INPUT_REDUCTION_TILE` for a reduction of an input itself
+        // along its rows, or a large sum of it into few elements): each row is still folded on its
+        // own, in order (a sum's partial sums take bands of rows that no tile changes), so tiling
+        // changes no sum, and a row sum's per-item work, more than its adds, is paid per tile. Row
         // reductions take each row whole, in tiles of up to `ROW_REDUCTION_TILE` elements when rows
         // are whole blocks of a chain's lanes, so that chains read the rows' reduced values in
         // place (one per row: `Form::PerRow`).
@@ -1333,11 +1279,8 @@ unsafe fn evaluate_node(
 }
 
 /// Evaluates a binary node of type `T` over `chunk` into `out` row by row, in one call of its
-/// chunk op ([`Rows`]), each row of its operands read in their form: softmax's division of
-/// each row by its sum. Softmax of f32[4096,1024] took 1.21 against 1.25–1.26 ms at its
-/// fastest on two threads with a call of the whole node's evaluation per row (two series of
-/// four alternated rounds of 100 runs; a copy: 0.61 ms); layer norm, which divides nothing,
-/// moved within the noise.
+/// chunk op ([`Rows`]) rather than a call of the node's evaluation per row, each row of its
+/// operands read in their form: softmax's division of each row by its sum.
 ///
 /// # Safety
 /// As [`evaluate`]'s, for a node of type `T`.

@@ -28,13 +28,9 @@ pub(crate) trait Hyperbolic: ExpLog {
 pub(crate) const TANH_ONE_FROM: f32 = 8.129_067;
 
 /// The numerator of `f32`'s rational `tanh` (with FMA), `|x|·TANH_P(x²) / TANH_Q(x²)`, as
-/// coefficients of `x²` from the constant term on. Degree 4 over degree 4: the fit's own
-/// relative error is 2.2·10⁻⁸, and `tanh` stays within 3.97 ulps over the dense sample and
-/// 5.16 over every `f32` (at 7.03; the sweeps' bound is 5.5, XLA's own 5), where degrees 5
-/// and 4 (1.4·10⁻⁹) reached 3.92 and 4.83 ulps with one FMA more. That FMA ran GELU, whose
-/// `tanh` in a chain's registers is bound by its instructions, 4% slower: 0.920–0.936 against
-/// 0.886–0.892 ms at its fastest on two threads over f32[4096,1024] (four alternated rounds
-/// of 60). Degrees 4 and 3 would err by 5.9·10⁻⁷ (13.6 ulps).
+/// coefficients of `x²` from the constant term on. Degree 4 over 4 keeps `tanh` within 5.16
+/// ulps of every `f32` (the sweeps' bound is 5.5, XLA's own 5): 4 over 3 errs far more, and
+/// 5 over 4 costs an FMA that a chain's `tanh`, bound by its instructions, pays in time.
 pub(crate) const TANH_P: &[f32] = &[1.0, 0.133_777_1, 0.003_491_65, 2.054_427_8e-5, 1.326_478_7e-8];
 
 /// The denominator of `f32`'s rational `tanh` (see [`TANH_P`]).

@@ -15,22 +15,8 @@
 //!
 //! A link reading the chunk's values loads a register's worth per register of the block. The
 //! buffers start on cache lines (`storage/buffer.rs`), so in rows of a multiple of 16 `f32`
-//! each such load reads one line; a load across two lines costs more, once per link. GELU's
-//! arithmetic without its `tanh` (`0.5·x·(1 + |c·(x + 0.044715·x³)|)`: a chain of eight links
-//! and a side run, five links reading `x`) over f32[128,1024] in L2 on one thread took
-//! 0.036–0.045 ms in buffers 16 bytes past a line, where the allocator put them, and
-//! 0.027–0.034 ms in aligned ones (a hand loop for AVX-512, loading `x` once: 0.023 ms in the
-//! unaligned ones; a copy: 0.021 ms). A hand loop shaped as the chain (eight links over eight
-//! registers, each loading `x` again) took 0.045–0.048 ms reading from the unaligned `x` and
-//! 0.028–0.032 ms from an aligned one.
-//! Measured and dropped, before the buffers were aligned:
-//! - prefetching `x` into L1, 2 to 8 blocks ahead, changed nothing;
-//! - loads without bounds checks changed nothing;
-//! - from memory, asking for the output's lines 2 to 8 blocks ahead (`prefetchw`) changed
-//!   nothing;
-//! - half the jumps per lane ([`REGISTERS`] at 16, each link loading its operand register by
-//!   register) ran it at 0.034 against 0.036 ms, but GELU at 0.088 against 0.065 ms;
-//! - two jump sites (the steps applied in pairs) ran it at 0.084 ms, GELU at 0.099 ms.
+//! each such load reads one line; a load across two lines costs more, once per link. (What was
+//! measured and dropped, prefetches and other block shapes among it: `docs/performance.md`.)
 
 use super::register_functions;
 use super::vector::{Avx2, Avx512, Vector};
@@ -42,11 +28,8 @@ use crate::exec::loop_program::run::CHUNK;
 use crate::exec::math::{FastPath, Fused};
 
 /// The registers of a block: eight of AVX2's sixteen (of AVX-512's 32), so the links have
-/// eight left for their temporaries (maximum and minimum use three). (Sixteen of AVX-512's
-/// registers ran GELU three to five times as slowly; measured again in L2 on one thread,
-/// 0.255 against 0.064 ms, and 0.184 against 0.036 ms without its `tanh`, each link loading
-/// all its operand's registers before using them; loaded register by register, see the
-/// module's notes.)
+/// eight left for their temporaries (maximum and minimum use three). A block of sixteen of
+/// AVX-512's registers runs GELU slower, however its operands are loaded.
 pub(super) const REGISTERS: usize = 8;
 
 /// The lanes of a block of `V`.
@@ -259,7 +242,7 @@ pub(super) unsafe fn chain<V: Vector>(
     };
     // The runs of a block: each side's, stored for the links that read it, then the chain's,
     // stored to `out`. (One call of `apply` in the block loop, so that it is inlined there:
-    // with a call per kind of run, it was not, and GELU took 2.5 times as long.)
+    // with a call per kind of run, it is not.)
     // Every run starts as the chain's; the sides take the first places.
     let (steps, mut side_steps) = all_steps.split_at(links.len());
     let mut runs = [(start, steps, None); MAX_SIDES + 1];

@@ -6,15 +6,7 @@
 //! loop ([`Vector::apply_function`]).
 //!
 //! In registers the block skips a store, a loop of the function over its lanes and a load per
-//! link, which made a chain of two links through a function pay (see `chains::MIN_LINKS`):
-//! on two threads over f32[4096,1024] (fastest of 150, four alternated rounds of three
-//! builds), `exp(x − 3)` took 0.63 ms, against 0.75 as a chain through memory and 0.84 as two
-//! passes; `tanh(x·0.5)` 0.66 against 0.76 and 0.88; row softmax (its `exp(x − m)` a chain)
-//! 1.33 against 1.42 and 1.49 (a copy: 0.59 ms). Four rounds of this build against the one
-//! before (two passes): `exp(x − 3)` 0.62 against 0.85 ms, `tanh(x·0.5)` 0.61 against 0.86,
-//! softmax 1.23 against 1.37, GELU (its tanh now in registers) 0.88 against 0.96 (a copy:
-//! 0.58 ms). `logistic` in registers took `logistic(x·1.5)` from 0.90 ms through memory to
-//! 0.82, and `x·logistic(x·1.5)` from 1.01 to 0.85.
+//! link, which makes a chain of two links through a function pay (see `chains::MIN_LINKS`).
 //!
 //! [`Fused`]: crate::exec::math::Fused
 
@@ -26,8 +18,8 @@ use crate::exec::math::{ExpLog, Real, TANH_ONE_FROM, TANH_P, TANH_Q};
 /// `function` on every lane of `block` (`sign` is −0 in every lane): in registers for
 /// `tanh`, and for `exp` and `logistic` unless a lane is beyond `exp`'s fast part; through
 /// memory otherwise, and for `log`. (The kernel's loop over the registers, `each`, rather
-/// than `array::map`, whose closure was not inlined into the kernel's instance for the
-/// instruction set: each intrinsic became a call, and softmax took 21.7 ms rather than 1.3.)
+/// than `array::map`, whose closure is not inlined into the kernel's instance for the
+/// instruction set, each intrinsic then a call.)
 #[inline(always)]
 pub(super) fn apply<V: Vector>(mut block: Block<V>, function: ChainFunction, sign: V) -> Block<V> {
     match function {
@@ -70,8 +62,7 @@ fn exp_fast<V: Vector>(x: V, sign: V) -> V {
 /// `math::tanh::<f32, Fused>` on every lane: `|x|·p(x²) / q(x²)`, 1 from `TANH_ONE_FROM` on,
 /// the sign of `x` restored. The magnitude's sign bit is clear (`p` and `q` are positive over
 /// the fit's range, and a NaN `|x|` stays a positive NaN), so or-ing in `x`'s sign is
-/// `copysign`: one instruction fewer than clearing it first took GELU from 0.94 to 0.92 ms
-/// on two threads and from 1.80 to 1.76 ms on one (fastest of 80, four alternated rounds).
+/// `copysign`, one instruction fewer than clearing the sign bit first.
 #[inline(always)]
 fn tanh<V: Vector>(x: V, sign: V) -> V {
     let a = sign.and_not(x);

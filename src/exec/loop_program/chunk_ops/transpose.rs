@@ -2,13 +2,6 @@
 //! contiguous in the source) loaded as `W` registers of `W` rows, turned into `W` registers of
 //! rows by shuffles, and stored: 16×16 tiles of `f32`-sized elements with AVX-512, 8×8 with
 //! AVX2. One element at a time, the same tile costs a load and a store per element.
-//!
-//! A column-major plus a row-major f32[64,64,64,64] into a row-major output (W3), fastest of
-//! 40 on two threads in a scratch hand loop of 16×16 tiles: 7.2–11.5 ms through registers,
-//! 26.8–28.1 ms one element at a time, against 4.5–4.7 ms for a contiguous add of the same
-//! arrays. In the loop engine, whose items also copy and store their rows, W3 into `A`'s
-//! layout took 14.6 against 16.2 ms (fastest of three alternated rounds of 30; the add:
-//! 5.5 ms).
 
 use std::arch::x86_64::{
     __m256, __m512, _mm256_loadu_ps, _mm256_permute2f128_ps, _mm256_setzero_ps, _mm256_shuffle_ps,
