@@ -147,9 +147,20 @@ impl OutRows {
         (r < self.len).then(|| line * self.line_stride + r * self.row_stride)
     }
 
-    /// The elements from the output's start that `rows` rows of `columns` reach.
+    /// The elements from the output's start that `rows` rows of `columns` reach. The strides
+    /// are non-negative, so the farthest row is the last line's last kept row or, where that
+    /// line ends early, the line before's last kept row.
     pub(crate) fn extent(&self, rows: usize, columns: usize) -> usize {
-        (0..rows).rev().find_map(|i| self.start(i)).map_or(0, |start| start + columns)
+        let Some(last) = rows.checked_sub(1) else { return 0 };
+        let last_line = last / self.pitch;
+        let in_last_line = last_line * self.pitch + (last % self.pitch).min(self.len.saturating_sub(1));
+        let line_before = last_line.checked_sub(1).map(|line| line * self.pitch + self.len.saturating_sub(1));
+        [Some(in_last_line), line_before]
+            .into_iter()
+            .flatten()
+            .filter_map(|i| self.start(i))
+            .max()
+            .map_or(0, |start| start + columns)
     }
 }
 
@@ -417,6 +428,18 @@ mod tests {
             }
         }
         assert!(c.iter().zip(kept).all(|(v, kept)| kept || v.is_nan()), "a dropped row was written");
+    }
+
+    #[test]
+    fn the_extent_reaches_the_farthest_kept_row_whichever_stride_is_larger() {
+        // Lines 1 apart, rows 10 apart, pitch 4, 3 kept: row 6 (line 1, r 2) is last kept and
+        // farthest; with 5 rows the last line ends at r 0, and line 0's r 2 is farther.
+        let out = OutRows { row_stride: 10, pitch: 4, len: 3, line_stride: 1 };
+        assert_eq!(out.extent(7, 2), 1 + 20 + 2);
+        assert_eq!(out.extent(5, 2), 20 + 2);
+        assert_eq!(out.extent(4, 2), 20 + 2);
+        assert_eq!(out.extent(0, 2), 0);
+        assert_eq!(OutRows::matrix(8).extent(3, 5), 16 + 5);
     }
 
     #[test]
