@@ -452,16 +452,23 @@ impl Geometry {
                 }
             }
         };
+        // Where each tap (of those summed apart) reads the padded input, from a row's start.
+        let mut tap = vec![0i64; taps.len()];
+        let tap_offsets: Vec<usize> = (0..tap_count)
+            .map(|_| {
+                let offset = tap
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &t)| t as usize * self.window[d].dilation * self.padded_strides[d])
+                    .sum();
+                advance(&mut tap, &taps);
+                offset
+            })
+            .collect();
         // On the register tile, each task's taps sum in registers: a segment per tap (its
         // depth in blocks), consecutive segments sharing a block up to `TILE_DEPTH`.
         let mut segments: Vec<Vec<Segment>> = Vec::new();
-        let mut tap = vec![0i64; taps.len()];
-        for j in 0..tap_count {
-            let offset: usize = tap
-                .iter()
-                .enumerate()
-                .map(|(d, &t)| t as usize * self.window[d].dilation * self.padded_strides[d])
-                .sum();
+        for (j, &offset) in tap_offsets.iter().enumerate() {
             for first in (0..depth).step_by(DEPTH_BLOCK) {
                 let segment = Segment {
                     a_offset: offset + first,
@@ -475,7 +482,6 @@ impl Geometry {
                     _ => segments.push(vec![segment]),
                 }
             }
-            advance(&mut tap, &taps);
         }
         // The tile's operands for a task: the padded input's rows and the group's kernel.
         let tile_operands = |placed: &Placed| -> Option<(LhsRows<'_>, Rhs<'_>)> {
@@ -538,16 +544,7 @@ impl Geometry {
             let on_tiles = placed.iter().zip(&starts).all(|(p, &start)| {
                 tile_into(p, &mut blocks[start..start + p.product_rows * columns], buffer)
             });
-            let mut tap = vec![0i64; taps.len()];
-            for j in 0..tap_count {
-                if on_tiles {
-                    break;
-                }
-                let offset: usize = tap
-                    .iter()
-                    .enumerate()
-                    .map(|(d, &t)| t as usize * self.window[d].dilation * self.padded_strides[d])
-                    .sum();
+            for (j, &offset) in tap_offsets.iter().enumerate().filter(|_| !on_tiles) {
                 for (p, &start) in placed.iter().zip(&starts) {
                     let a = (input, (p.input_base + offset) as isize, [rows.input_stride as isize, 1]);
                     let b_base = (p.g * tap_count + j) * depth * columns;
@@ -555,7 +552,6 @@ impl Geometry {
                     let block = &mut blocks[start..start + p.product_rows * columns];
                     product_into(a, b, block, [p.product_rows, depth, columns], j > 0);
                 }
-                advance(&mut tap, &taps);
             }
             for (p, &start) in placed.iter().zip(&starts) {
                 write(p, &blocks[start..start + p.product_rows * columns]);
