@@ -272,7 +272,8 @@ fn column_major_plus_row_major_is_one_loop_without_a_copy() -> Result<()> {
 #[test]
 fn an_expensive_op_with_users_in_two_places_is_computed_once() -> Result<()> {
     // e = exp(x) feeds a dot and an element-wise chain after the dot: the two users are never
-    // in one fusion, so e is computed once, by itself, and read by both.
+    // in one fusion, so e is computed once, by itself, and read by both (the dot and the chain
+    // after it an output fusion).
     let b = XlaBuilder::new("shared_exp");
     let x = b.parameter(0, &"f32[9,9]".parse()?, "x");
     let w = b.parameter(1, &"f32[9,9]".parse()?, "w");
@@ -281,7 +282,7 @@ fn an_expensive_op_with_users_in_two_places_is_computed_once() -> Result<()> {
     let computation = b.build(add(mul(e, b.constant_r0(2.0f32), &[]), product, &[]))?;
     let hlo = fused(&computation).to_hlo_text();
     assert_eq!(count_everywhere(&hlo, "exponential"), 1, "{hlo}");
-    assert_eq!(entry_ops(&hlo), ["exponential", "dot", "fusion"], "{hlo}");
+    assert_eq!(entry_ops(&hlo), ["exponential", "fusion:kOutput"], "{hlo}");
     let xv = literal("f32[9,9]", |i| i as f32 * 0.0625 - 2.0);
     let wv = literal("f32[9,9]", |i| if i % 10 == 0 { 1.0f32 } else { 0.0 });
     // w is the identity: out = 2·e + e = 3·exp(x).
@@ -353,7 +354,7 @@ fn a_broadcast_used_by_two_fusions_is_duplicated_into_both() -> Result<()> {
 }
 
 #[test]
-fn a_dot_between_two_chains_splits_them_into_two_fusions() -> Result<()> {
+fn a_dot_between_two_chains_splits_them_into_a_loop_and_an_output_fusion() -> Result<()> {
     let b = XlaBuilder::new("around_dot");
     let x = b.parameter(0, &"f32[40,4]".parse()?, "x");
     let w = b.parameter(1, &"f32[4,2]".parse()?, "w");
@@ -361,7 +362,7 @@ fn a_dot_between_two_chains_splits_them_into_two_fusions() -> Result<()> {
     let after = mul(sub(dot(before, w), b.constant_r0(0.5f32), &[]), b.constant_r0(2.0f32), &[]);
     let computation = b.build(after)?;
     let hlo = fused(&computation).to_hlo_text();
-    assert_eq!(entry_ops(&hlo), ["fusion", "dot", "fusion"], "{hlo}");
+    assert_eq!(entry_ops(&hlo), ["fusion", "fusion:kOutput"], "{hlo}");
     let xv = literal("f32[40,4]", |i| (i % 9) as f32 * 0.25 - 1.0);
     let wv = literal("f32[4,2]", |i| (i % 3) as f32);
     let out = same_as_unfused(&computation, &[&xv, &wv]).to_vec::<f32>()?;

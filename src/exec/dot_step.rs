@@ -69,6 +69,13 @@ impl DotStep {
         self.types.scratch_bytes().saturating_add(panels).saturating_add(packed)
     }
 
+    /// Whether it computes `f32` operands into an `f32` row-major result, converting nothing.
+    pub(crate) fn computes_in_f32_alone(&self) -> bool {
+        self.types.kernel_type == ElementType::F32
+            && self.types.operand_converts.iter().all(Option::is_none)
+            && self.types.product.is_none()
+    }
+
     /// Computes the dot of `lhs` and `rhs` into `out` (the instruction's shape).
     pub(crate) fn run(&self, operands: [&Literal; 2], out: &mut Literal, parallel: bool) -> Result<()> {
         self.types.run(operands, out, parallel, |operands, product| {

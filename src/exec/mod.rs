@@ -6,6 +6,7 @@ mod comparator;
 pub(crate) mod dot_step;
 pub(crate) mod element;
 pub(crate) mod executable;
+mod fused_product;
 mod half_convert;
 mod heap;
 pub(crate) mod kernels;

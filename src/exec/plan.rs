@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::exec::buffer_assignment::{self, BufferAssignment, Holds, Placement};
 use crate::exec::comparator::{key_order, Key};
 use crate::exec::dot_step::{DotStep, TypedProduct};
+use crate::exec::fused_product::FusedProduct;
 use crate::exec::heap::Heap;
 use crate::exec::kernels::arg_reduce::{self, ArgExtreme};
 use crate::exec::kernels::interpreted::Combine;
@@ -24,7 +25,7 @@ use crate::exec::memory::MemoryStats;
 use crate::exec::relayout::LayoutPrograms;
 use crate::exec::scalar_program::{Scalar, ScalarProgram};
 use crate::exec::value::Value;
-use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
+use crate::hlo::ir::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
 use crate::hlo::text::instruction_text;
 use crate::literal::Literal;
 use crate::shape::Shape;
@@ -71,6 +72,8 @@ enum Step {
     Map(Function),
     /// A dot: XLA's types for its result, the product row-major, then laid out.
     Dot(Box<DotStep>),
+    /// An output fusion: a dot and the loop over each block of its product.
+    FusedProduct(Box<FusedProduct>),
     /// A reshape that reorders memory.
     Reshape,
     Concatenate {
@@ -189,6 +192,7 @@ impl Step {
                     Step::Dot(dot) => {
                         dot.scratch_bytes([operand_shapes[0], operand_shapes[1]], &instruction.shape)
                     }
+                    Step::FusedProduct(product) => product.scratch_bytes(&operand_shapes),
                     Step::Convolution { window, numbers, feature_group_count, batch_group_count, types } => {
                         let attributes = convolution::Convolution {
                             window,
@@ -619,6 +623,7 @@ impl Plan {
                 )
             }
             (Step::Dot(dot), &[lhs, rhs]) => dot.run([lhs, rhs], out, parallel),
+            (Step::FusedProduct(product), _) => product.run(inputs, out, parallel),
             (Step::Gather { numbers, slice_sizes }, &[operand, indices]) => {
                 gather::gather(operand, indices, numbers, slice_sizes, out, parallel)
             }
@@ -926,6 +931,9 @@ fn step(computation: &HloComputation, id: InstructionId) -> Result<Step> {
         Opcode::Constant(literal) => Step::Constant(literal.clone()),
         Opcode::Tuple => Step::Tuple,
         Opcode::GetTupleElement { index } => Step::GetTupleElement(*index as usize),
+        Opcode::Fusion { kind: FusionKind::Output, computation: fused } => Step::FusedProduct(Box::new(
+            FusedProduct::new(fused, &dense_operands, &instruction.shape.without_padding())?,
+        )),
         Opcode::Fusion { .. } => Step::Loop(program()?),
         Opcode::Reduce { dimensions, .. } if dimensions.is_empty() && !instruction.shape.is_tuple() => {
             Step::Loop(program()?)

@@ -181,6 +181,10 @@ pub(crate) enum FusionKind {
     /// A reduction whose input is computed on the fly.
     #[display("kInput")]
     Input,
+    /// A dot and the element-wise ops over its result, computed on each block of the
+    /// product while it is in cache (see `output_fusion.rs`).
+    #[display("kOutput")]
+    Output,
 }
 
 /// An instruction's operation and attributes.

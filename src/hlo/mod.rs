@@ -15,6 +15,7 @@ pub(crate) mod dot;
 pub(crate) mod infer;
 pub(crate) mod ir;
 pub(crate) mod loop_part;
+pub(crate) mod output_fusion;
 pub(crate) mod parse;
 pub(crate) mod rewrite;
 pub(crate) mod text;

@@ -11,6 +11,7 @@ mod cse;
 mod dce;
 mod fusion;
 mod inline;
+mod output_fusion;
 mod simplify;
 
 use std::sync::Arc;
@@ -82,6 +83,7 @@ pub(crate) fn optimize(
     if fusion {
         let fusion = fusion::LoopFusion { loop_compiles: backend.loop_compiles };
         run_pass(&fusion, &mut optimized, result_shape, verify_each_pass)?;
+        run_pass(&output_fusion::OutputFusion, &mut optimized, result_shape, verify_each_pass)?;
     }
     Ok(optimized)
 }

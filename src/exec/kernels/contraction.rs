@@ -1,8 +1,11 @@
 //! `dot`: the kernel that combines many elements into one by products.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use crate::attributes::DotDimensionNumbers;
+use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Result};
 use crate::exec::element::Element;
 use crate::exec::half_convert::{bf16_from_f32, bf16_to_f32, f16_from_f32, f16_to_f32};
@@ -65,26 +68,66 @@ pub(crate) fn dot(
     out: &mut Literal,
     parallel: bool,
 ) -> Result<()> {
-    let (lhs, rhs) = (inputs[0], inputs[1]);
-    let free = |shape: &Shape, contracting: &[i64], batch: &[i64]| -> Vec<i64> {
-        (0..shape.rank() as i64).filter(|d| !contracting.contains(d) && !batch.contains(d)).collect()
-    };
-    let lhs_free = free(lhs.shape(), &numbers.lhs_contracting_dimensions, &numbers.lhs_batch_dimensions);
-    let rhs_free = free(rhs.shape(), &numbers.rhs_contracting_dimensions, &numbers.rhs_batch_dimensions);
-    let (lb, rb) = (
-        Group::new(lhs.shape(), &numbers.lhs_batch_dimensions),
-        Group::new(rhs.shape(), &numbers.rhs_batch_dimensions),
-    );
-    let (m, n) = (Group::new(lhs.shape(), &lhs_free), Group::new(rhs.shape(), &rhs_free));
-    let (lk, rk) = (
-        Group::new(lhs.shape(), &numbers.lhs_contracting_dimensions),
-        Group::new(rhs.shape(), &numbers.rhs_contracting_dimensions),
-    );
-    let geometry = DotGeometry { batches: (lb, rb), m, n, k: (lk, rk) };
     if !out.shape().layout().is_default() {
         invalid_argument!("dot computes into a row-major output, not {}", out.shape());
     }
-    geometry.compute([lhs, rhs], out, parallel)
+    DotGeometry::new([inputs[0].shape(), inputs[1].shape()], numbers).compute(inputs, out, parallel)
+}
+
+/// A block of a product, handed to an epilogue: its elements (a range of the row-major
+/// product's) and an `f32` literal that holds them from its start (the rest is not theirs).
+pub(crate) type BlockConsumer<'c> = dyn Fn(Range<usize>, &Literal) -> Result<()> + Sync + 'c;
+
+/// The `f32` dot of `inputs` on the register tile a block of rows at a time, each block handed
+/// to `consume` as soon as it is computed, on the thread that computed it, so that what
+/// follows the product reads it while it is in cache (an output fusion's epilogue). Returns
+/// false, computing nothing, where the tile cannot run (no AVX-512, a strided lhs depth, other
+/// types) or the threads' share of rows would make blocks shorter than [`ROW_BLOCK`].
+pub(crate) fn dot_by_blocks(
+    inputs: [&Literal; 2],
+    numbers: &DotDimensionNumbers,
+    consume: &BlockConsumer<'_>,
+    parallel: bool,
+) -> Result<bool> {
+    let geometry = DotGeometry::new([inputs[0].shape(), inputs[1].shape()], numbers);
+    let (Some(a), Some(b)) = (inputs[0].memory::<f32>().ok(), inputs[1].memory::<f32>().ok()) else {
+        return Ok(false);
+    };
+    let Some(tile) = TileRun::new(&geometry, a, b) else { return Ok(false) };
+    let (batches, rows, columns) = (geometry.batches.0.size, geometry.m.size, geometry.n.size);
+    let work = batches * rows * columns * geometry.k.0.size;
+    let threads = if parallel && work >= PARALLEL_DOT_WORK { rayon::current_num_threads() } else { 1 };
+    // Each block packs the whole rhs, which blocks shorter than the tile's own would pay for
+    // more often than a product split by panels does (`docs/performance.md`).
+    let block_rows = ROW_BLOCK.min(rows.div_ceil(threads.div_ceil(batches)));
+    if block_rows < ROW_BLOCK.min(rows) {
+        return Ok(false);
+    }
+    let per_batch = rows.div_ceil(block_rows);
+    let block_shape = Shape::new(ElementType::F32, &[block_rows as i64, columns as i64]);
+    let task = |(buffer, block): &mut (Packed, Option<Literal>), i: usize| -> Result<()> {
+        let (batch, first) = (i / per_batch, (i % per_batch) * block_rows);
+        let block_len = block_rows.min(rows - first);
+        if block.is_none() {
+            *block = Some(Literal::for_overwrite(&block_shape)?);
+        }
+        let Some(block) = block.as_mut() else { return Ok(()) };
+        let c = block.storage_mut()?.as_mut_slice::<f32>()?;
+        // SAFETY: `c` holds `block_rows ≥ block_len` rows of `columns`, this task's alone.
+        unsafe {
+            tile.rows(batch, first..first + block_len, 0..columns.div_ceil(PANEL), c.as_mut_ptr(), buffer)
+        };
+        let first_element = (batch * rows + first) * columns;
+        consume(first_element..first_element + block_len * columns, block)
+    };
+    let tasks = batches * per_batch;
+    if threads > 1 && tasks > 1 {
+        (0..tasks).into_par_iter().try_for_each_init(|| (Packed::default(), None), task)?;
+    } else {
+        let mut state = (Packed::default(), None);
+        (0..tasks).try_for_each(|i| task(&mut state, i))?;
+    }
+    Ok(true)
 }
 
 /// The dimension groups of a dot: batch (lhs, rhs), the free rows `m` of the lhs, the free
@@ -107,7 +150,117 @@ const ROW_BLOCK: usize = 256;
 /// cache (`DEPTH_BLOCK · PANEL` f32).
 pub(crate) const DEPTH_BLOCK: usize = 192;
 
+/// A dot the register tile computes: its lhs and rhs, the lhs's row stride, the rhs's strides
+/// and the depth cut into blocks of at most [`DEPTH_BLOCK`], every read checked once.
+struct TileRun<'a> {
+    geometry: &'a DotGeometry,
+    a: &'a [f32],
+    b: &'a [f32],
+    lhs_row_stride: usize,
+    rhs_strides: [usize; 2],
+    blocks: Vec<Vec<Segment>>,
+}
+
+impl<'a> TileRun<'a> {
+    /// The tile's run of `geometry` over `a` and `b`, or `None` where the tile cannot run
+    /// (no AVX-512, no depth, a strided lhs depth, groups that do not collapse, reads outside
+    /// the operands).
+    fn new(geometry: &'a DotGeometry, a: &'a [f32], b: &'a [f32]) -> Option<TileRun<'a>> {
+        let [Some(am), Some(1), Some(bk), Some(bn)] =
+            [geometry.m.stride, geometry.k.0.stride, geometry.k.1.stride, geometry.n.stride]
+        else {
+            return None;
+        };
+        let (batches, rows, depth) = (geometry.batches.0.size, geometry.m.size, geometry.k.0.size);
+        if !gemm::available() || depth == 0 || batches * rows * geometry.n.size == 0 {
+            return None;
+        }
+        let depth_blocks = depth.div_ceil(DEPTH_BLOCK);
+        let block_depth = depth.div_ceil(depth_blocks);
+        let blocks = (0..depth)
+            .step_by(block_depth)
+            .map(|k| vec![Segment { a_offset: k, k_start: k, len: block_depth.min(depth - k) }])
+            .collect();
+        let run = TileRun {
+            geometry,
+            a,
+            b,
+            lhs_row_stride: usize::try_from(am).ok()?,
+            rhs_strides: [usize::try_from(bk).ok()?, usize::try_from(bn).ok()?],
+            blocks,
+        };
+        let last_lhs_row = geometry.batches.0.offset(batches - 1) as usize + (rows - 1) * run.lhs_row_stride;
+        (run.rhs(batches - 1).is_some() && last_lhs_row + depth <= a.len()).then_some(run)
+    }
+
+    /// Batch `batch`'s rhs.
+    fn rhs(&self, batch: usize) -> Option<Rhs<'a>> {
+        let (depth, columns) = (self.geometry.k.0.size, self.geometry.n.size);
+        Rhs::new(self.b, self.geometry.batches.1.offset(batch) as usize, self.rhs_strides, depth, columns)
+    }
+
+    /// Rows `rows` of batch `batch`'s product, the columns of `panels`, into `c` (the first
+    /// row's start, rows `columns` apart), [`ROW_BLOCK`] rows at a time.
+    ///
+    /// # Safety
+    /// `c` must be valid for writes of those rows' columns, and no other thread may access
+    /// them during the call.
+    unsafe fn rows(
+        &self,
+        batch: usize,
+        rows: Range<usize>,
+        panels: Range<usize>,
+        c: *mut f32,
+        buffer: &mut Packed,
+    ) {
+        let Some(rhs) = self.rhs(batch) else { return };
+        let columns = self.geometry.n.size;
+        for first in rows.clone().step_by(ROW_BLOCK) {
+            let lhs_rows = ROW_BLOCK.min(rows.end - first);
+            let base = self.geometry.batches.0.offset(batch) as usize + first * self.lhs_row_stride;
+            let lhs = LhsRows { data: self.a, base, row_stride: self.lhs_row_stride, rows: lhs_rows };
+            let c_rows = c.wrapping_add((first - rows.start) * columns);
+            // SAFETY: the caller's guarantee, for rows `first..first + lhs_rows`.
+            let computed = unsafe {
+                gemm::product(
+                    lhs,
+                    &self.blocks,
+                    rhs,
+                    panels.clone(),
+                    c_rows,
+                    OutRows::matrix(columns),
+                    false,
+                    buffer,
+                )
+            };
+            // The reads were checked by `new`, so the tile refuses nothing.
+            debug_assert!(computed, "the register tile refused a checked product");
+        }
+    }
+}
+
 impl DotGeometry {
+    /// The groups of a dot of operands of shapes `lhs` and `rhs` by `numbers`.
+    fn new([lhs, rhs]: [&Shape; 2], numbers: &DotDimensionNumbers) -> DotGeometry {
+        let free = |shape: &Shape, contracting: &[i64], batch: &[i64]| -> Vec<i64> {
+            (0..shape.rank() as i64).filter(|d| !contracting.contains(d) && !batch.contains(d)).collect()
+        };
+        let lhs_free = free(lhs, &numbers.lhs_contracting_dimensions, &numbers.lhs_batch_dimensions);
+        let rhs_free = free(rhs, &numbers.rhs_contracting_dimensions, &numbers.rhs_batch_dimensions);
+        DotGeometry {
+            batches: (
+                Group::new(lhs, &numbers.lhs_batch_dimensions),
+                Group::new(rhs, &numbers.rhs_batch_dimensions),
+            ),
+            m: Group::new(lhs, &lhs_free),
+            n: Group::new(rhs, &rhs_free),
+            k: (
+                Group::new(lhs, &numbers.lhs_contracting_dimensions),
+                Group::new(rhs, &numbers.rhs_contracting_dimensions),
+            ),
+        }
+    }
+
     /// Computes the product into `out` (row-major `[batch, m, n]`). Batches, and blocks of
     /// a batch when there are fewer batches than threads, run in parallel, each a
     /// single-threaded gemm: blocks of rows where the lhs is at least as tall as the rhs is
@@ -150,31 +303,13 @@ impl DotGeometry {
     /// Computes the f32 product on the register tile ([`gemm`]) and returns true, or returns
     /// false (computing nothing) where the tile cannot run or the lhs's depth is not
     /// contiguous. Each of `threads` tasks takes a share of a batch's column panels (it packs
-    /// only its own panels), or of its rows where there are fewer panels than threads; rows go
-    /// through the tile [`ROW_BLOCK`] at a time, the depth in blocks of at most [`DEPTH_BLOCK`].
+    /// only its own panels), or of its rows where there are fewer panels than threads.
     fn tiled(&self, a: &[f32], b: &[f32], c: &mut [f32], threads: usize) -> bool {
-        let [Some(am), Some(1), Some(bk), Some(bn)] =
-            [self.m.stride, self.k.0.stride, self.k.1.stride, self.n.stride]
-        else {
-            return false;
-        };
-        let (batches, rows, columns, depth) = (self.batches.0.size, self.m.size, self.n.size, self.k.0.size);
-        if !gemm::available() || depth == 0 || c.len() < batches * rows * columns {
+        let Some(tile) = TileRun::new(self, a, b) else { return false };
+        let (batches, rows, columns) = (self.batches.0.size, self.m.size, self.n.size);
+        if c.len() < batches * rows * columns {
             return false;
         }
-        let rhs_of = |batch: usize| {
-            Rhs::new(b, self.batches.1.offset(batch) as usize, [bk as usize, bn as usize], depth, columns)
-        };
-        let last_lhs_row = self.batches.0.offset(batches - 1) as usize + (rows - 1) * am as usize;
-        if rhs_of(batches - 1).is_none() || last_lhs_row + depth > a.len() {
-            return false;
-        }
-        let depth_blocks = depth.div_ceil(DEPTH_BLOCK);
-        let block_depth = depth.div_ceil(depth_blocks);
-        let blocks: Vec<Vec<Segment>> = (0..depth)
-            .step_by(block_depth)
-            .map(|k| vec![Segment { a_offset: k, k_start: k, len: block_depth.min(depth - k) }])
-            .collect();
         let panels = columns.div_ceil(PANEL);
         // Each batch in `shares` tasks: of its panels where there are enough, else of its rows.
         let shares = threads.div_ceil(batches).max(1);
@@ -188,22 +323,13 @@ impl DotGeometry {
                 true => (s * share..panels.min((s + 1) * share), 0..rows),
                 false => (0..panels, s * share..rows.min((s + 1) * share)),
             };
-            let Some(rhs) = rhs_of(batch) else { return };
-            for first in row_range.clone().step_by(ROW_BLOCK) {
-                let lhs_rows = ROW_BLOCK.min(row_range.end - first);
-                let base = self.batches.0.offset(batch) as usize + first * am as usize;
-                let lhs = LhsRows { data: a, base, row_stride: am as usize, rows: lhs_rows };
-                // SAFETY: the task writes rows `first..first + lhs_rows` and the columns of
-                // its panels of batch `batch`'s row-major `rows × columns` product, inside `c`
-                // (checked above); tasks' batches, rows or panels are disjoint.
-                let computed = unsafe {
-                    out.pointer((batch * rows + first) * columns).is_some_and(|c_rows| {
-                        let rows_out = OutRows::matrix(columns);
-                        gemm::product(lhs, &blocks, rhs, panel_range.clone(), c_rows, rows_out, false, buffer)
-                    })
-                };
-                // The reads were checked above, so the tile refuses nothing.
-                debug_assert!(computed, "the register tile refused a checked product");
+            // SAFETY: the task writes rows `row_range` and the columns of its panels of batch
+            // `batch`'s row-major `rows × columns` product, inside `c` (checked above); tasks'
+            // batches, rows or panels are disjoint.
+            unsafe {
+                if let Some(c_rows) = out.pointer((batch * rows + row_range.start) * columns) {
+                    tile.rows(batch, row_range, panel_range, c_rows, buffer);
+                }
             }
         };
         if threads > 1 && batches * shares > 1 {

@@ -23,6 +23,8 @@ mod prefetch;
 mod run;
 mod slots;
 
+pub(crate) use run::SharedOutput;
+
 use std::collections::HashMap;
 
 use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
@@ -190,6 +192,35 @@ impl LoopProgram {
         Some(LoopProgram::coalesced(out_shape.clone(), &out_shape, target, nodes, Sink::Store))
     }
 
+    /// Compiles `computation` as [`LoopProgram::compile`] does, but with the output's minor
+    /// dimension kept as the walk's row, never merged with the ones before it: each row of the
+    /// walk is then one row of a row-major output, so [`LoopProgram::run_rows`] can compute
+    /// any range of them (a product's epilogue, block by block).
+    pub(crate) fn compile_by_rows(
+        computation: &HloComputation,
+        input_shapes: &[Shape],
+        out_shape: &Shape,
+    ) -> Option<LoopProgram> {
+        let row = out_shape.dimensions().last().copied().unwrap_or(1);
+        if out_shape.is_padded()
+            || !out_shape.layout().is_default()
+            || row < 2
+            || out_shape.element_count() == 0
+        {
+            return None;
+        }
+        let nodes = expression(computation, computation.root, input_shapes, fastest_dimension(out_shape))?;
+        let program = LoopProgram::walked(
+            out_shape.clone(),
+            out_shape,
+            strides_of(out_shape),
+            nodes,
+            Sink::Store,
+            true,
+        );
+        (program.sizes.last() == Some(&(row as usize))).then_some(program)
+    }
+
     /// Compiles a reduction of instruction `operand` of `computation` over `dimensions` with
     /// `op` into `out_shape` (the reduce's result, default layout), starting from input
     /// `init`: the operand's expression is evaluated a chunk at a time and folded in, never
@@ -217,7 +248,7 @@ impl LoopProgram {
         // The reduce of the operand materialized: its walk first (enough when the sizes are
         // the same), its whole program only when they are not.
         let materialized = Node::read_of_input_0(&domain, domain.element_type());
-        let (unfused_sizes, _) = walk(&domain, &target, &mut [materialized.clone()]);
+        let (unfused_sizes, _) = walk(&domain, &target, &mut [materialized.clone()], false);
         let mut program =
             LoopProgram::coalesced(out_shape.clone(), &domain, target.clone(), nodes, sink.clone());
         program.folds_as_unfused = unfused_sizes == program.sizes || unfused_sizes.is_empty() || {
@@ -269,13 +300,26 @@ impl LoopProgram {
         out_shape: Shape,
         domain: &Shape,
         target: Vec<isize>,
-        mut nodes: Vec<Node>,
+        nodes: Vec<Node>,
         sink: Sink,
     ) -> LoopProgram {
-        let (mut sizes, mut out_strides) = walk(domain, &target, &mut nodes);
+        LoopProgram::walked(out_shape, domain, target, nodes, sink, false)
+    }
+
+    /// [`LoopProgram::coalesced`], with the domain's minor dimension kept a row of its own if
+    /// `keep_row` (and then walked in plain order, never in blocks).
+    fn walked(
+        out_shape: Shape,
+        domain: &Shape,
+        target: Vec<isize>,
+        mut nodes: Vec<Node>,
+        sink: Sink,
+        keep_row: bool,
+    ) -> LoopProgram {
+        let (mut sizes, mut out_strides) = walk(domain, &target, &mut nodes, keep_row);
         let row_reductions = nodes.iter().any(|n| matches!(n.kind, NodeKind::Reduce(_)));
         let blocked_items =
-            sink == Sink::Store && reorder_for_gathers(&mut sizes, &mut out_strides, &mut nodes);
+            sink == Sink::Store && !keep_row && reorder_for_gathers(&mut sizes, &mut out_strides, &mut nodes);
         if sizes.is_empty() {
             // A scalar (or all size-1) output: one row of one element.
             sizes.push(1);
@@ -337,9 +381,9 @@ fn strides_of(shape: &Shape) -> Vec<isize> {
 /// The walk of a loop over `domain` writing at `target` (a stride per domain dimension) and
 /// reading through `nodes`' strides: the domain's dimensions in its memory order (major
 /// first), size-1 dimensions dropped, neighbours merged where every stride allows, so rows are
-/// as long as possible. Returns its sizes and output strides and leaves each node's strides
-/// over the walk's dimensions.
-fn walk(domain: &Shape, target: &[isize], nodes: &mut [Node]) -> (Vec<usize>, Vec<isize>) {
+/// as long as possible (the minor one kept apart if `keep_row`). Returns its sizes and output
+/// strides and leaves each node's strides over the walk's dimensions.
+fn walk(domain: &Shape, target: &[isize], nodes: &mut [Node], keep_row: bool) -> (Vec<usize>, Vec<isize>) {
     let order: Vec<usize> = domain
         .layout()
         .minor_to_major()
@@ -360,7 +404,7 @@ fn walk(domain: &Shape, target: &[isize], nodes: &mut [Node]) -> (Vec<usize>, Ve
     // that is reduced stays a row of its own.
     let row_reductions = nodes.iter().any(|n| matches!(n.kind, NodeKind::Reduce(_)));
     let mut i = sizes.len().saturating_sub(1);
-    if row_reductions {
+    if row_reductions || keep_row {
         i = i.saturating_sub(1);
     }
     while i > 0 {

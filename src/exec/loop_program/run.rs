@@ -15,6 +15,7 @@ use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Error, Result};
 use crate::exec::element::{with_binary_fn, Element, Wide};
 use crate::literal::{for_each_element, Literal};
+use crate::shape::Shape;
 use crate::storage::{with_native_type, NativeType, Storage};
 
 /// The longest row segment of a reduction, and the pieces every fold adds in (so a fused
@@ -316,6 +317,35 @@ unsafe impl<T: Send> Send for OutTarget<T> {}
 // SAFETY: as above: concurrent use only ever writes disjoint elements.
 unsafe impl<T: Send> Sync for OutTarget<T> {}
 
+/// A loop's output that threads computing disjoint rows of it share
+/// ([`LoopProgram::run_rows`]): its shape and its memory, borrowed for `'a`.
+pub(crate) struct SharedOutput<'a> {
+    shape: Shape,
+    ptr: *mut u8,
+    /// Its length in elements.
+    len: usize,
+    output: std::marker::PhantomData<&'a mut Literal>,
+}
+
+// SAFETY: only a pointer to an output borrowed mutably for `'a`; `run_rows`'s callers promise
+// that concurrent calls write disjoint elements, and nothing reads through it.
+unsafe impl Send for SharedOutput<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for SharedOutput<'_> {}
+
+impl<'a> SharedOutput<'a> {
+    /// `out`, to be written by rows from several threads.
+    pub(crate) fn new(out: &'a mut Literal) -> Result<SharedOutput<'a>> {
+        let element_type = out.element_type();
+        let storage = out.storage_mut()?;
+        let (ptr, len) = with_native_type!(element_type, T => {
+            let memory = storage.as_mut_slice::<T>()?;
+            (memory.as_mut_ptr().cast::<u8>(), memory.len())
+        });
+        Ok(SharedOutput { shape: out.shape().clone(), ptr, len, output: std::marker::PhantomData })
+    }
+}
+
 impl<T: Element> OutTarget<T> {
     /// Checks that `offset + i·stride` lies in the buffer for every `i < len`.
     fn check(&self, offset: isize, stride: isize, len: usize) {
@@ -434,7 +464,7 @@ impl LoopProgram {
                     if let Some(&next) = items.peek().filter(|_| self.blocked_items) {
                         self.prefetch_item(next, &geometry, target);
                     }
-                    self.run_item::<T>(item, &geometry, inputs, frame, target)?;
+                    self.run_item::<T>(item, &geometry, inputs, frame, target, &[])?;
                 }
                 self.return_registers(file);
                 Ok(())
@@ -484,6 +514,42 @@ impl LoopProgram {
                     }
                 }
             }
+        });
+        Ok(())
+    }
+
+    /// Computes rows `rows` of the walk (of a program from [`LoopProgram::compile_by_rows`]:
+    /// rows of the row-major output) into `out` on the calling thread, input `i` read
+    /// `shifts[i]` elements before where the program's shapes place it (an input that holds
+    /// only these rows of its array: a product's block). Reads outside an input are an `Err`.
+    ///
+    /// # Safety
+    /// No other thread may access the elements of these rows of `out` during the call.
+    pub(crate) unsafe fn run_rows(
+        &self,
+        inputs: &[&Literal],
+        out: &SharedOutput<'_>,
+        rows: std::ops::Range<usize>,
+        shifts: &[isize],
+    ) -> Result<()> {
+        if out.shape != self.out_shape || self.sink != Sink::Store || self.blocked_items {
+            invalid_argument!("loop program for {} cannot compute rows of {}", self.out_shape, out.shape);
+        }
+        if !self.nodes_agree {
+            return Err(buffer_type_mismatch());
+        }
+        let geometry = self.geometry(1, false);
+        if rows.end > geometry.outer * geometry.tile_len {
+            invalid_argument!("rows {rows:?} of a loop over {}", self.out_shape);
+        }
+        with_native_type!(self.out_shape.element_type(), T => {
+            let target = OutTarget { ptr: out.ptr.cast::<T>(), len: out.len };
+            let mut file = self.take_registers(geometry.tile * geometry.segment_len)?;
+            let frame = file.frame(&self.nodes).ok_or_else(buffer_type_mismatch)?;
+            for item in geometry.row_items(rows) {
+                self.run_item::<T>(item, &geometry, inputs, frame, &target, shifts)?;
+            }
+            self.return_registers(file);
         });
         Ok(())
     }
@@ -675,6 +741,7 @@ impl LoopProgram {
         inputs: &[&Literal],
         frame: &mut Frame,
         target: &OutTarget<T>,
+        shifts: &[isize],
     ) -> Result<()> {
         let last = self.sizes.len() - 1;
         let chunk = self.chunk_of(item, geometry);
@@ -685,6 +752,9 @@ impl LoopProgram {
         for (start, node) in frame.starts.iter_mut().zip(&self.nodes) {
             if let NodeKind::Load { offset, strides, .. } | NodeKind::Index { offset, strides } = &node.kind {
                 *start = self.offset_of(item, geometry, strides, *offset);
+            }
+            if let NodeKind::Load { input, .. } = node.kind {
+                *start -= shifts.get(input).copied().unwrap_or(0);
             }
         }
         let Chunk { rows, len } = chunk;
@@ -1085,7 +1155,14 @@ impl Geometry {
     /// order, in tiles cut at its edges and at each outer index's, each tile's segments in
     /// order.
     fn band_items(&self, band: usize, bands: usize) -> impl Iterator<Item = Item> + '_ {
-        let std::ops::Range { start: mut row, end } = self.band_rows(band, bands);
+        self.row_items(self.band_rows(band, bands))
+    }
+
+    /// The work items of the walk's rows `rows` (its outer and tile dimensions as one,
+    /// row-major), in order, in tiles cut at the range's edges and at each outer index's, each
+    /// tile's segments in order.
+    fn row_items(&self, rows: std::ops::Range<usize>) -> impl Iterator<Item = Item> + '_ {
+        let std::ops::Range { start: mut row, end } = rows;
         std::iter::from_fn(move || {
             (row < end).then(|| {
                 let (outer, first_row) = (row / self.tile_len, row % self.tile_len);

@@ -1,0 +1,107 @@
+//! What an output fusion (XLA's `kOutput`) holds: one dot, its operands parameters, and
+//! element-wise ops that read its result at their own index, so the executor can apply them
+//! to each block of the product as it is computed, before the block leaves the cache. The
+//! one predicate both the fusion pass and the verifier read.
+
+use crate::element_type::ElementType;
+use crate::hlo::ir::{HloComputation, InstructionId, Opcode};
+use crate::hlo::loop_part::LoopPart;
+
+/// The dot of fused computation `fused` if it is what an output fusion computes, else why
+/// not: exactly one dot, reading two parameters, its result dense, row-major `f32` of the
+/// root's dimensions with a row of at least two; every other instruction a parameter or a
+/// loop part (no reduce); and every instruction that depends on the dot element-wise, so
+/// each element of the result reads the product at its own index alone.
+pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, String> {
+    let instructions = &fused.instructions;
+    let dots: Vec<InstructionId> =
+        (0..instructions.len()).filter(|&id| matches!(instructions[id].opcode, Opcode::Dot { .. })).collect();
+    let [dot] = dots[..] else {
+        return Err(format!("a kOutput fusion holds {} dots, not one", dots.len()));
+    };
+    let product = &instructions[dot];
+    let reads_parameters =
+        product.operands.iter().all(|&o| matches!(instructions[o].opcode, Opcode::Parameter { .. }));
+    if !reads_parameters {
+        return Err(format!("the dot of a kOutput fusion, {}, reads more than parameters", product.name));
+    }
+    let root_shape = &instructions[fused.root].shape;
+    let shape = &product.shape;
+    let plain = shape.element_type() == ElementType::F32
+        && !shape.is_padded()
+        && shape.layout().is_default()
+        && shape.dimensions().last().is_some_and(|&row| row >= 2)
+        && shape.dimensions() == root_shape.dimensions();
+    if !plain {
+        return Err(format!(
+            "the dot of a kOutput fusion, {}, is {shape}, not dense row-major f32 of the root's dimensions",
+            product.name
+        ));
+    }
+    let mut depends = vec![false; instructions.len()];
+    depends[dot] = true;
+    for (id, instruction) in instructions.iter().enumerate().skip(dot + 1) {
+        depends[id] = instruction.operands.iter().any(|&o| depends[o]);
+    }
+    for (id, instruction) in instructions.iter().enumerate() {
+        let is_parameter = matches!(instruction.opcode, Opcode::Parameter { .. });
+        let part = fused.loop_part(id);
+        if id != dot && !is_parameter && part.is_none() {
+            return Err(format!(
+                "a kOutput fusion holds {} ({}), which a loop cannot compute",
+                instruction.name,
+                instruction.opcode.name()
+            ));
+        }
+        if id != dot && depends[id] && part != Some(LoopPart::Elementwise) {
+            return Err(format!(
+                "{} ({}) of a kOutput fusion reads its product other than element-wise",
+                instruction.name,
+                instruction.opcode.name()
+            ));
+        }
+    }
+    Ok(dot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attributes::{DotDimensionNumbers, PrecisionConfig, UnaryOp};
+    use crate::hlo::ir::Instruction;
+
+    fn instruction(name: &str, opcode: Opcode, operands: &[InstructionId], shape: &str) -> Instruction {
+        Instruction { opcode, operands: operands.to_vec(), shape: shape.parse().unwrap(), name: name.into() }
+    }
+
+    /// `tanh(reader(x·w))` over `x: f32[4,3]`, `w: f32[3,4]`, `reader` of the product.
+    fn epilogue_through(reader: Opcode) -> HloComputation {
+        let numbers = DotDimensionNumbers::new(&[1], &[0], &[], &[]);
+        let dot = Opcode::Dot { numbers, precision: PrecisionConfig::default() };
+        HloComputation {
+            name: "fused".into(),
+            instructions: vec![
+                instruction("x", Opcode::Parameter { number: 0 }, &[], "f32[4,3]"),
+                instruction("w", Opcode::Parameter { number: 1 }, &[], "f32[3,4]"),
+                instruction("dot", dot, &[0, 1], "f32[4,4]"),
+                instruction("reader", reader, &[2], "f32[4,4]"),
+                instruction("tanh", Opcode::Unary(UnaryOp::Tanh), &[3], "f32[4,4]"),
+            ],
+            root: 4,
+        }
+    }
+
+    #[test]
+    fn element_wise_readers_of_the_product_make_an_output_fusion() {
+        assert_eq!(fused_product(&epilogue_through(Opcode::Unary(UnaryOp::Neg))), Ok(2));
+    }
+
+    #[test]
+    fn a_reader_at_another_index_is_refused_with_its_name() {
+        let refused = fused_product(&epilogue_through(Opcode::Transpose { permutation: vec![1, 0] }));
+        assert_eq!(
+            refused,
+            Err("reader (transpose) of a kOutput fusion reads its product other than element-wise".into())
+        );
+    }
+}

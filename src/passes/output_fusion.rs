@@ -1,0 +1,141 @@
+//! Output fusion: a dot whose only reader is a loop fusion (or one element-wise op) that
+//! reads it element-wise moves into that fusion, which becomes XLA's `kOutput`: the executor
+//! then applies the loop (a bias, an activation) to each block of the product as the block is
+//! computed, instead of writing the whole product and reading it back.
+//!
+//! Runs after loop fusion, so the epilogue is already one loop; what an output fusion may
+//! hold is `hlo/output_fusion.rs`'s predicate, which the verifier checks too.
+
+use std::sync::Arc;
+
+use crate::hlo::ir::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
+use crate::hlo::loop_part::LoopPart;
+use crate::hlo::output_fusion::fused_product;
+use crate::passes::Pass;
+use crate::shape::Shape;
+
+/// Moves each dot into the loop that alone reads it element-wise.
+pub(crate) struct OutputFusion;
+
+impl Pass for OutputFusion {
+    fn name(&self) -> &'static str {
+        "output-fusion"
+    }
+
+    fn run(&self, computation: &mut HloComputation) -> bool {
+        let users = computation.users();
+        let mut counter = 0;
+        let mut changed = false;
+        for (id, readers) in users.iter().enumerate() {
+            let [consumer] = readers[..] else { continue };
+            if id == computation.root || !matches!(computation.instructions[id].opcode, Opcode::Dot { .. }) {
+                continue;
+            }
+            let Some((fused, operands)) = with_product(computation, consumer, id, &mut counter) else {
+                continue;
+            };
+            if fused_product(&fused).is_err() {
+                continue;
+            }
+            let instruction = &mut computation.instructions[consumer];
+            let name = match instruction.opcode {
+                Opcode::Fusion { .. } => instruction.name.clone(),
+                _ => computation.fresh_name("fusion", &mut counter),
+            };
+            let instruction = &mut computation.instructions[consumer];
+            *instruction = Instruction {
+                opcode: Opcode::Fusion { kind: FusionKind::Output, computation: Arc::new(fused) },
+                operands,
+                shape: instruction.shape.clone(),
+                name,
+            };
+            changed = true;
+        }
+        computation.remove_dead();
+        changed
+    }
+}
+
+/// The computation of `consumer` (a loop fusion, or an element-wise op as a fusion of one)
+/// with `dot`, its operand, computed inside it from two parameters in its place, and the
+/// operands of the fusion that computation makes; `None` if `consumer` is neither.
+fn with_product(
+    computation: &HloComputation,
+    consumer: InstructionId,
+    dot: InstructionId,
+    counter: &mut usize,
+) -> Option<(HloComputation, Vec<InstructionId>)> {
+    let instruction = &computation.instructions[consumer];
+    let shape_of = |id: InstructionId| computation.instructions[id].shape.clone();
+    let fused = match &instruction.opcode {
+        Opcode::Fusion { kind: FusionKind::Loop, computation: fused } => (**fused).clone(),
+        _ if computation.loop_part(consumer) == Some(LoopPart::Elementwise) => {
+            let shapes: Vec<Shape> = instruction.operands.iter().map(|&o| shape_of(o)).collect();
+            let mut single = HloComputation::single(instruction, &shapes);
+            single.name = computation.fresh_name("fused_computation", counter);
+            single
+        }
+        _ => return None,
+    };
+    // Fusion operands are distinct, so the dot is one parameter.
+    let replaced = instruction.operands.iter().position(|&o| o == dot)? as i64;
+    let mut operands: Vec<InstructionId> =
+        instruction.operands.iter().copied().filter(|&o| o != dot).collect();
+    let product = &computation.instructions[dot];
+    // The dot's operands: parameters the fusion has already, or new ones after the others.
+    let mut new_parameters = Vec::new();
+    let numbers: Vec<i64> = product
+        .operands
+        .iter()
+        .map(|&operand| match operands.iter().position(|&o| o == operand) {
+            Some(existing) => existing as i64,
+            None => {
+                operands.push(operand);
+                new_parameters.push((operands.len() - 1, operand));
+                (operands.len() - 1) as i64
+            }
+        })
+        .collect();
+    let mut names = 0;
+    let mut instructions: Vec<Instruction> = new_parameters
+        .iter()
+        .map(|&(number, operand)| Instruction {
+            opcode: Opcode::Parameter { number: number as i64 },
+            operands: vec![],
+            shape: shape_of(operand),
+            name: fused.fresh_name("param", &mut names),
+        })
+        .collect();
+    let shift = instructions.len();
+    let mut parameter_of_number = vec![usize::MAX; operands.len()];
+    for (i, &(number, _)) in new_parameters.iter().enumerate() {
+        parameter_of_number[number] = i;
+    }
+    for (id, original) in fused.instructions.iter().enumerate() {
+        if let Opcode::Parameter { number } = original.opcode {
+            if number != replaced {
+                let number = if number > replaced { number - 1 } else { number };
+                parameter_of_number[number as usize] = id + shift;
+            }
+        }
+    }
+    for original in &fused.instructions {
+        let mut instruction = Instruction {
+            operands: original.operands.iter().map(|&o| o + shift).collect(),
+            ..original.clone()
+        };
+        match original.opcode {
+            Opcode::Parameter { number } if number == replaced => {
+                instruction = Instruction { name: product.name.clone(), ..product.clone() };
+                instruction.operands = numbers.iter().map(|&n| parameter_of_number[n as usize]).collect();
+            }
+            Opcode::Parameter { number } if number > replaced => {
+                instruction.opcode = Opcode::Parameter { number: number - 1 };
+            }
+            _ => {}
+        }
+        instructions.push(instruction);
+    }
+    let root = fused.root + shift;
+    Some((HloComputation { name: fused.name, instructions, root }, operands))
+}

@@ -1,0 +1,220 @@
+//! Output fusion (XLA's `kOutput`): a dot whose only reader is an element-wise loop runs that
+//! loop over each block of its product as the block is computed. These tests pin which graphs
+//! become one, and that the values are a naive loop's (and the unfused executor's) for products
+//! of one block and of many, with batch dimensions, several free rhs dimensions, residuals in
+//! other layouts, and on one thread or several.
+
+use approx::assert_relative_eq;
+use lazy_xla::{
+    add, dot, dot_general, max, mul, tanh, transpose, CompileOptions, DotDimensionNumbers, ElementType,
+    Literal, Result, Shape, XlaBuilder, XlaComputation, XlaOp,
+};
+use proptest::prelude::*;
+
+/// The kinds of ENTRY's fusions and the opcodes of its other computing instructions.
+fn entry_ops(computation: &XlaComputation) -> Result<Vec<String>> {
+    let hlo = computation.compile(&CompileOptions::default())?.to_hlo_text();
+    let entry = hlo.split("ENTRY ").nth(1).unwrap_or_default();
+    Ok(entry
+        .lines()
+        .skip(1)
+        .take_while(|line| !line.starts_with('}'))
+        .filter_map(|line| {
+            let (_, rest) = line.split_once(" = ")?;
+            let opcode = rest.split_once(' ')?.1.split('(').next()?.to_string();
+            let kind = line.split("kind=").nth(1).map(|k| k.split([',', ' ']).next().unwrap_or(k));
+            match (opcode.as_str(), kind) {
+                ("parameter", _) => None,
+                ("fusion", Some(kind)) => Some(format!("fusion:{kind}")),
+                _ => Some(opcode),
+            }
+        })
+        .collect())
+}
+
+/// Values in [-1, 1) from `seed`, varied enough that a misplaced row or column shows.
+fn values(count: usize, seed: u64) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..count)
+        .map(|_| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn f32_literal(dimensions: &[i64], seed: u64) -> Literal {
+    let shape = Shape::new(ElementType::F32, dimensions);
+    Literal::from_vec(&shape, values(shape.element_count() as usize, seed)).unwrap()
+}
+
+/// `relu(x·w + b)` over `x: [m, k]`, `w: [k, n]`, `b: [n]`.
+fn dense_relu(m: i64, k: i64, n: i64) -> Result<XlaComputation> {
+    let builder = XlaBuilder::new("dense_relu");
+    let x = builder.parameter(0, &Shape::new(ElementType::F32, &[m, k]), "x");
+    let w = builder.parameter(1, &Shape::new(ElementType::F32, &[k, n]), "w");
+    let b = builder.parameter(2, &Shape::new(ElementType::F32, &[n]), "b");
+    builder.build(max(add(dot(x, w), b, &[1]), builder.constant_r0(0.0f32), &[]))
+}
+
+/// Runs `computation` fused (on `threads`) and unfused; the two agree within 1e-6 relative.
+/// Returns the fused result's values.
+fn fused_and_unfused(computation: &XlaComputation, args: &[&Literal], threads: usize) -> Result<Vec<f32>> {
+    let options = CompileOptions { num_threads: Some(threads), ..Default::default() };
+    let fused = computation.compile(&options)?.execute(args)?;
+    let unfused = computation.compile(&CompileOptions::unfused())?.execute(args)?;
+    assert_relative_eq!(fused, unfused, epsilon = 1e-6, max_relative = 1e-6);
+    fused.to_vec::<f32>()
+}
+
+#[test]
+fn a_dot_with_its_bias_and_activation_is_one_output_fusion() -> Result<()> {
+    assert_eq!(entry_ops(&dense_relu(300, 40, 70)?)?, ["fusion:kOutput"]);
+    Ok(())
+}
+
+#[test]
+fn a_lone_element_wise_reader_of_a_dot_becomes_an_output_fusion() -> Result<()> {
+    let builder = XlaBuilder::new("tanh_dot");
+    let x = builder.parameter(0, &Shape::new(ElementType::F32, &[64, 32]), "x");
+    let w = builder.parameter(1, &Shape::new(ElementType::F32, &[32, 48]), "w");
+    let computation = builder.build(tanh(dot(x, w)))?;
+    assert_eq!(entry_ops(&computation)?, ["fusion:kOutput"]);
+    let (xs, ws) = (f32_literal(&[64, 32], 1), f32_literal(&[32, 48], 2));
+    let got = fused_and_unfused(&computation, &[&xs, &ws], 2)?;
+    let expected = reference(&xs.to_vec::<f32>()?, &ws.to_vec::<f32>()?, [64, 32, 48]);
+    for (g, e) in got.iter().zip(&expected) {
+        assert!((f64::from(*g) - e.tanh()).abs() <= 1e-5, "{g} against {}", e.tanh());
+    }
+    Ok(())
+}
+
+#[test]
+fn a_dot_read_twice_or_through_a_transpose_stays_a_dot() -> Result<()> {
+    let builder = XlaBuilder::new("two_readers");
+    let x = builder.parameter(0, &Shape::new(ElementType::F32, &[64, 32]), "x");
+    let w = builder.parameter(1, &Shape::new(ElementType::F32, &[32, 64]), "w");
+    let product = dot(x, w);
+    // The transpose reads the product at another index than its own.
+    let computation = builder.build(add(tanh(product), transpose(product, &[1, 0]), &[]))?;
+    let ops = entry_ops(&computation)?;
+    assert!(ops.contains(&"dot".to_string()) && !ops.contains(&"fusion:kOutput".to_string()), "{ops:?}");
+    Ok(())
+}
+
+/// `x·w` by a naive loop, in f64.
+fn reference(x: &[f32], w: &[f32], [m, k, n]: [usize; 3]) -> Vec<f64> {
+    let mut out = vec![0.0f64; m * n];
+    for i in 0..m {
+        for p in 0..k {
+            let a = f64::from(x[i * k + p]);
+            for j in 0..n {
+                out[i * n + j] += a * f64::from(w[p * n + j]);
+            }
+        }
+    }
+    out
+}
+
+/// Checks `relu(x·w + b)` of `[m, k]·[k, n]` against the naive loop, on `threads`.
+fn check_dense_relu(m: usize, k: usize, n: usize, threads: usize) -> Result<()> {
+    let computation = dense_relu(m as i64, k as i64, n as i64)?;
+    let (x, w, b) = (
+        f32_literal(&[m as i64, k as i64], 3),
+        f32_literal(&[k as i64, n as i64], 4),
+        f32_literal(&[n as i64], 5),
+    );
+    let got = fused_and_unfused(&computation, &[&x, &w, &b], threads)?;
+    let bias = b.to_vec::<f32>()?;
+    let product = reference(&x.to_vec::<f32>()?, &w.to_vec::<f32>()?, [m, k, n]);
+    for (i, (g, p)) in got.iter().zip(&product).enumerate() {
+        let expected = (p + f64::from(bias[i % n])).max(0.0);
+        assert!(
+            (f64::from(*g) - expected).abs() <= 1e-4 * (1.0 + expected.abs()),
+            "element {i}: {g} against {expected}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn many_blocks_of_rows_on_two_threads_hold_a_naive_loops_values() -> Result<()> {
+    // 1100 rows: blocks of 256 and a short last one; 200 columns: three panels and a part.
+    check_dense_relu(1100, 200, 200, 2)
+}
+
+#[test]
+fn a_deep_product_on_one_thread_holds_a_naive_loops_values() -> Result<()> {
+    // A depth of several blocks, a row of one vector and a part.
+    check_dense_relu(513, 450, 17, 1)
+}
+
+/// `tanh(dot + r) · 2` of a batched dot with two free rhs dimensions (`[b, m, k]·[b, k, n1, n2]`)
+/// and a residual `r` of the result's dimensions read transposed.
+fn batched(b: i64, m: i64, k: i64, n: [i64; 2]) -> Result<XlaComputation> {
+    let builder = XlaBuilder::new("batched");
+    let x = builder.parameter(0, &Shape::new(ElementType::F32, &[b, m, k]), "x");
+    let w = builder.parameter(1, &Shape::new(ElementType::F32, &[b, k, n[0], n[1]]), "w");
+    let r = builder.parameter(2, &Shape::new(ElementType::F32, &[n[1], b, m, n[0]]), "r");
+    let numbers = DotDimensionNumbers::new(&[2], &[1], &[0], &[0]);
+    let product = dot_general(x, w, &numbers);
+    let residual: XlaOp<'_> = transpose(r, &[1, 2, 3, 0]);
+    builder.build(mul(tanh(add(product, residual, &[])), builder.constant_r0(2.0f32), &[]))
+}
+
+#[test]
+fn a_batched_dot_with_two_free_rhs_dimensions_and_a_transposed_residual() -> Result<()> {
+    let (b, m, k, n) = (3, 300, 20, [5, 24]);
+    let computation = batched(b, m, k, n)?;
+    assert_eq!(entry_ops(&computation)?, ["fusion:kOutput"]);
+    let x = f32_literal(&[b, m, k], 6);
+    let w = f32_literal(&[b, k, n[0], n[1]], 7);
+    let r = f32_literal(&[n[1], b, m, n[0]], 8);
+    let got = fused_and_unfused(&computation, &[&x, &w, &r], 2)?;
+    let (xs, ws, rs) = (x.to_vec::<f32>()?, w.to_vec::<f32>()?, r.to_vec::<f32>()?);
+    let [b, m, k, n0, n1] = [b, m, k, n[0], n[1]].map(|d| d as usize);
+    for batch in 0..b {
+        let x_batch = &xs[batch * m * k..(batch + 1) * m * k];
+        let w_batch = &ws[batch * k * n0 * n1..(batch + 1) * k * n0 * n1];
+        let product = reference(x_batch, w_batch, [m, k, n0 * n1]);
+        for i in 0..m {
+            for j0 in 0..n0 {
+                for j1 in 0..n1 {
+                    let residual = f64::from(rs[((j1 * b + batch) * m + i) * n0 + j0]);
+                    let expected = (product[i * n0 * n1 + j0 * n1 + j1] + residual).tanh() * 2.0;
+                    let g = f64::from(got[((batch * m + i) * n0 + j0) * n1 + j1]);
+                    assert!((g - expected).abs() <= 1e-4, "[{batch},{i},{j0},{j1}]: {g} against {expected}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_dot_whose_rhs_has_no_free_dimension_holds_a_naive_loops_values() -> Result<()> {
+    // The result's rows then run along the lhs: blocks of the product are not its rows.
+    let builder = XlaBuilder::new("matrix_vector");
+    let x = builder.parameter(0, &Shape::new(ElementType::F32, &[300, 8]), "x");
+    let w = builder.parameter(1, &Shape::new(ElementType::F32, &[8]), "w");
+    let product = dot_general(x, w, &DotDimensionNumbers::new(&[1], &[0], &[], &[]));
+    let computation = builder.build(tanh(product))?;
+    assert_eq!(entry_ops(&computation)?, ["fusion:kOutput"]);
+    let (xs, ws) = (f32_literal(&[300, 8], 9), f32_literal(&[8], 10));
+    let got = fused_and_unfused(&computation, &[&xs, &ws], 2)?;
+    let expected = reference(&xs.to_vec::<f32>()?, &ws.to_vec::<f32>()?, [300, 8, 1]);
+    for (g, e) in got.iter().zip(&expected) {
+        assert!((f64::from(*g) - e.tanh()).abs() <= 1e-5, "{g} against {}", e.tanh());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Any shape, one thread or two: the fused dot and epilogue hold the naive loop's values.
+    #[test]
+    fn any_shape_holds_a_naive_loops_values(m in 1usize..700, k in 1usize..260, n in 2usize..150, threads in 1usize..3) {
+        check_dense_relu(m, k, n, threads).unwrap();
+    }
+}
