@@ -1,13 +1,15 @@
-//! Output fusion (XLA's `kOutput`): a dot whose only reader is an element-wise loop runs that
-//! loop over each block of its product as the block is computed. These tests pin which graphs
-//! become one, and that the values are a naive loop's (and the unfused executor's) for products
-//! of one block and of many, with batch dimensions, several free rhs dimensions, residuals in
-//! other layouts, and on one thread or several.
+//! Output fusion (XLA's `kOutput`): a dot or convolution whose only reader is an element-wise
+//! loop runs that loop over each block of its product as the block is computed. These tests
+//! pin which graphs become one, and that the values are a naive loop's (and the unfused
+//! executor's) for products of one block and of many, with batch dimensions, several free rhs
+//! dimensions, residuals in other layouts, convolutions with strides, padding, dilations,
+//! feature groups and the features first or last, and on one thread or several.
 
 use approx::assert_relative_eq;
 use lazy_xla::{
-    add, dot, dot_general, max, mul, tanh, transpose, CompileOptions, DotDimensionNumbers, ElementType,
-    Literal, Result, Shape, XlaBuilder, XlaComputation, XlaOp,
+    add, conv_general_dilated, dot, dot_general, max, mul, tanh, transpose, CompileOptions,
+    ConvolutionDimensionNumbers, DotDimensionNumbers, ElementType, Literal, Result, Shape, XlaBuilder,
+    XlaComputation, XlaOp,
 };
 use proptest::prelude::*;
 
@@ -216,5 +218,208 @@ proptest! {
     #[test]
     fn any_shape_holds_a_naive_loops_values(m in 1usize..700, k in 1usize..260, n in 2usize..150, threads in 1usize..3) {
         check_dense_relu(m, k, n, threads).unwrap();
+    }
+}
+
+/// A 2-d convolution `relu(conv(x, k) + b)` of a `[batch, h, w, features]` input by a
+/// `[kh, kw, features / groups, outputs]` kernel: the output NHWC, or NCHW (features first).
+#[derive(Clone, Debug)]
+struct Conv2d {
+    batch: usize,
+    input: [usize; 2],
+    features: usize,
+    outputs: usize,
+    kernel: [usize; 2],
+    strides: [usize; 2],
+    padding: [(i64, i64); 2],
+    dilation: [usize; 2],
+    groups: usize,
+    features_first: bool,
+}
+
+impl Conv2d {
+    fn numbers(&self) -> ConvolutionDimensionNumbers {
+        let (feature, spatial) = if self.features_first { (1, vec![2, 3]) } else { (3, vec![1, 2]) };
+        ConvolutionDimensionNumbers {
+            input_batch_dimension: 0,
+            input_feature_dimension: 3,
+            input_spatial_dimensions: vec![1, 2],
+            kernel_input_feature_dimension: 2,
+            kernel_output_feature_dimension: 3,
+            kernel_spatial_dimensions: vec![0, 1],
+            output_batch_dimension: 0,
+            output_feature_dimension: feature,
+            output_spatial_dimensions: spatial,
+        }
+    }
+
+    /// The output's positions along each spatial dimension.
+    fn positions(&self) -> [usize; 2] {
+        std::array::from_fn(|d| {
+            let padded = self.input[d] as i64 + self.padding[d].0 + self.padding[d].1;
+            let extent = ((self.kernel[d] - 1) * self.dilation[d] + 1) as i64;
+            ((padded - extent).max(-1) / self.strides[d] as i64 + 1).max(0) as usize
+        })
+    }
+
+    fn computation(&self) -> Result<XlaComputation> {
+        let builder = XlaBuilder::new("conv_relu");
+        let [h, w] = self.input.map(|d| d as i64);
+        let x_shape = Shape::new(ElementType::F32, &[self.batch as i64, h, w, self.features as i64]);
+        let [kh, kw] = self.kernel.map(|d| d as i64);
+        let k_shape = Shape::new(
+            ElementType::F32,
+            &[kh, kw, (self.features / self.groups) as i64, self.outputs as i64],
+        );
+        let x = builder.parameter(0, &x_shape, "x");
+        let k = builder.parameter(1, &k_shape, "k");
+        let b = builder.parameter(2, &Shape::new(ElementType::F32, &[self.outputs as i64]), "b");
+        let strides = self.strides.map(|s| s as i64);
+        let dilation = self.dilation.map(|d| d as i64);
+        let y = conv_general_dilated(
+            x,
+            k,
+            &strides,
+            &self.padding,
+            &[],
+            &dilation,
+            &self.numbers(),
+            self.groups as i64,
+            1,
+        );
+        let feature = self.numbers().output_feature_dimension;
+        builder.build(max(add(y, b, &[feature]), builder.constant_r0(0.0f32), &[]))
+    }
+
+    /// The result by a naive loop, in f64, in the output's row-major order.
+    fn reference(&self, x: &[f32], k: &[f32], b: &[f32]) -> Vec<f64> {
+        let [oh, ow] = self.positions();
+        let (per_group_in, per_group_out) = (self.features / self.groups, self.outputs / self.groups);
+        let mut out = Vec::new();
+        let mut push = |n: usize, i: usize, j: usize, o: usize| {
+            let g = o / per_group_out;
+            let mut sum = f64::from(b[o]);
+            for (p, q) in (0..self.kernel[0]).flat_map(|p| (0..self.kernel[1]).map(move |q| (p, q))) {
+                let y = (i * self.strides[0] + p * self.dilation[0]) as i64 - self.padding[0].0;
+                let z = (j * self.strides[1] + q * self.dilation[1]) as i64 - self.padding[1].0;
+                if y < 0 || z < 0 || y >= self.input[0] as i64 || z >= self.input[1] as i64 {
+                    continue;
+                }
+                for c in 0..per_group_in {
+                    let input = x[((n * self.input[0] + y as usize) * self.input[1] + z as usize)
+                        * self.features
+                        + g * per_group_in
+                        + c];
+                    let weight = k[((p * self.kernel[1] + q) * per_group_in + c) * self.outputs + o];
+                    sum += f64::from(input) * f64::from(weight);
+                }
+            }
+            out.push(sum.max(0.0));
+        };
+        for n in 0..self.batch {
+            if self.features_first {
+                for o in 0..self.outputs {
+                    for i in 0..oh {
+                        for j in 0..ow {
+                            push(n, i, j, o);
+                        }
+                    }
+                }
+            } else {
+                for i in 0..oh {
+                    for j in 0..ow {
+                        for o in 0..self.outputs {
+                            push(n, i, j, o);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Checks the fused result (on `threads`) against the unfused one and the naive loop.
+    fn check(&self, threads: usize) -> Result<()> {
+        let computation = self.computation()?;
+        let [h, w] = self.input.map(|d| d as i64);
+        let [kh, kw] = self.kernel.map(|d| d as i64);
+        let x = f32_literal(&[self.batch as i64, h, w, self.features as i64], 6);
+        let k = f32_literal(&[kh, kw, (self.features / self.groups) as i64, self.outputs as i64], 7);
+        let b = f32_literal(&[self.outputs as i64], 8);
+        let got = fused_and_unfused(&computation, &[&x, &k, &b], threads)?;
+        let expected = self.reference(&x.to_vec::<f32>()?, &k.to_vec::<f32>()?, &b.to_vec::<f32>()?);
+        assert_eq!(got.len(), expected.len(), "{self:?}");
+        for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+            assert!(
+                (f64::from(*g) - e).abs() <= 1e-4 * (1.0 + e.abs()),
+                "{self:?} element {i}: {g} against {e}"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A 3×3 NHWC convolution of `features → outputs` with padding 1, as a CNN's layer.
+fn same_conv(batch: usize, size: usize, features: usize, outputs: usize) -> Conv2d {
+    Conv2d {
+        batch,
+        input: [size, size],
+        features,
+        outputs,
+        kernel: [3, 3],
+        strides: [1, 1],
+        padding: [(1, 1), (1, 1)],
+        dilation: [1, 1],
+        groups: 1,
+        features_first: false,
+    }
+}
+
+#[test]
+fn a_convolution_with_its_bias_and_activation_is_one_output_fusion() -> Result<()> {
+    assert_eq!(entry_ops(&same_conv(2, 8, 3, 16).computation()?)?, ["fusion:kOutput"]);
+    Ok(())
+}
+
+#[test]
+fn a_cnn_layer_in_blocks_of_lines_on_two_threads_holds_a_naive_loops_values() -> Result<()> {
+    // 30 lines of 30 positions: blocks of several lines over a padded input, a last block short.
+    same_conv(3, 30, 8, 32).check(2)?;
+    same_conv(2, 17, 3, 40).check(2)?;
+    same_conv(1, 5, 4, 16).check(1)
+}
+
+#[test]
+fn strided_dilated_grouped_and_features_first_convolutions_hold_a_naive_loops_values() -> Result<()> {
+    let base = same_conv(2, 19, 8, 24);
+    Conv2d { strides: [2, 3], padding: [(0, 2), (1, 0)], ..base.clone() }.check(2)?;
+    Conv2d { dilation: [2, 1], kernel: [3, 2], ..base.clone() }.check(2)?;
+    Conv2d { groups: 2, ..base.clone() }.check(2)?;
+    Conv2d { features_first: true, ..base.clone() }.check(2)?;
+    Conv2d { input: [1, 40], kernel: [1, 5], padding: [(0, 0), (2, 2)], ..base }.check(2)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Any small NHWC or NCHW convolution, one thread or two.
+    #[test]
+    fn any_convolution_holds_a_naive_loops_values(
+        batch in 1usize..4,
+        input in [1usize..24, 1usize..24],
+        features in 1usize..9,
+        outputs in 1usize..40,
+        kernel in [1usize..4, 1usize..4],
+        strides in [1usize..3, 1usize..3],
+        padding in [(0i64..3, 0i64..3), (0i64..3, 0i64..3)],
+        features_first in any::<bool>(),
+        threads in 1usize..3,
+    ) {
+        let conv = Conv2d {
+            batch, input, features, outputs, kernel, strides,
+            padding, dilation: [1, 1], groups: 1, features_first,
+        };
+        prop_assume!(conv.positions().iter().all(|&p| p > 0));
+        conv.check(threads).unwrap();
     }
 }

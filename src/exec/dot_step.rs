@@ -71,9 +71,7 @@ impl DotStep {
 
     /// Whether it computes `f32` operands into an `f32` row-major result, converting nothing.
     pub(crate) fn computes_in_f32_alone(&self) -> bool {
-        self.types.kernel_type == ElementType::F32
-            && self.types.operand_converts.iter().all(Option::is_none)
-            && self.types.product.is_none()
+        self.types.computes_in_f32_alone()
     }
 
     /// Computes the dot of `lhs` and `rhs` into `out` (the instruction's shape).
@@ -135,6 +133,13 @@ impl TypedProduct {
             exact_integer: exact.then_some(computing),
             kernel_type: operand_type,
         })
+    }
+
+    /// Whether it computes `f32` operands into an `f32` row-major result, converting nothing.
+    pub(crate) fn computes_in_f32_alone(&self) -> bool {
+        self.kernel_type == ElementType::F32
+            && self.operand_converts.iter().all(Option::is_none)
+            && self.product.is_none()
     }
 
     /// The element type the kernel computes in.

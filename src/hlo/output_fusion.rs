@@ -1,4 +1,5 @@
-//! What an output fusion (XLA's `kOutput`) holds: one dot, its operands parameters, and
+//! What an output fusion (XLA's `kOutput`) holds: one dot or convolution (its *product*), its
+//! operands parameters, and
 //! element-wise ops that read its result at their own index, so the executor can apply them
 //! to each block of the product as it is computed, before the block leaves the cache. The
 //! one predicate both the fusion pass and the verifier read.
@@ -7,23 +8,23 @@ use crate::element_type::ElementType;
 use crate::hlo::ir::{HloComputation, InstructionId, Opcode};
 use crate::hlo::loop_part::LoopPart;
 
-/// The dot of fused computation `fused` if it is what an output fusion computes, else why
-/// not: exactly one dot, reading two parameters, its result dense, row-major `f32` of the
+/// The product (dot or convolution) of fused computation `fused` if it is what an output
+/// fusion computes, else why not: exactly one product, reading two parameters, its result dense, row-major `f32` of the
 /// root's dimensions with a row of at least two; every other instruction a parameter or a
-/// loop part (no reduce); and every instruction that depends on the dot element-wise, so
+/// loop part (no reduce); and every instruction that depends on the product element-wise, so
 /// each element of the result reads the product at its own index alone.
 pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, String> {
     let instructions = &fused.instructions;
-    let dots: Vec<InstructionId> =
-        (0..instructions.len()).filter(|&id| matches!(instructions[id].opcode, Opcode::Dot { .. })).collect();
-    let [dot] = dots[..] else {
-        return Err(format!("a kOutput fusion holds {} dots, not one", dots.len()));
+    let products: Vec<InstructionId> =
+        (0..instructions.len()).filter(|&id| is_product(&instructions[id].opcode)).collect();
+    let [dot] = products[..] else {
+        return Err(format!("a kOutput fusion holds {} dots and convolutions, not one", products.len()));
     };
     let product = &instructions[dot];
     let reads_parameters =
         product.operands.iter().all(|&o| matches!(instructions[o].opcode, Opcode::Parameter { .. }));
     if !reads_parameters {
-        return Err(format!("the dot of a kOutput fusion, {}, reads more than parameters", product.name));
+        return Err(format!("the product of a kOutput fusion, {}, reads more than parameters", product.name));
     }
     let root_shape = &instructions[fused.root].shape;
     let shape = &product.shape;
@@ -34,7 +35,7 @@ pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, Str
         && shape.dimensions() == root_shape.dimensions();
     if !plain {
         return Err(format!(
-            "the dot of a kOutput fusion, {}, is {shape}, not dense row-major f32 of the root's dimensions",
+            "the product of a kOutput fusion, {}, is {shape}, not dense row-major f32 of the root's dimensions",
             product.name
         ));
     }
@@ -62,6 +63,11 @@ pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, Str
         }
     }
     Ok(dot)
+}
+
+/// Whether `opcode` is a product an output fusion may hold: a dot or a convolution.
+pub(crate) fn is_product(opcode: &Opcode) -> bool {
+    matches!(opcode, Opcode::Dot { .. } | Opcode::Convolution { .. })
 }
 
 #[cfg(test)]

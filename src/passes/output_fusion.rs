@@ -1,5 +1,5 @@
-//! Output fusion: a dot whose only reader is a loop fusion (or one element-wise op) that
-//! reads it element-wise moves into that fusion, which becomes XLA's `kOutput`: the executor
+//! Output fusion: a dot or convolution whose only reader is a loop fusion (or one element-wise
+//! op) that reads it element-wise moves into that fusion, which becomes XLA's `kOutput`: the executor
 //! then applies the loop (a bias, an activation) to each block of the product as the block is
 //! computed, instead of writing the whole product and reading it back.
 //!
@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use crate::hlo::ir::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
 use crate::hlo::loop_part::LoopPart;
-use crate::hlo::output_fusion::fused_product;
+use crate::hlo::output_fusion::{fused_product, is_product};
 use crate::passes::Pass;
 use crate::shape::Shape;
 
-/// Moves each dot into the loop that alone reads it element-wise.
+/// Moves each dot and convolution into the loop that alone reads it element-wise.
 pub(crate) struct OutputFusion;
 
 impl Pass for OutputFusion {
@@ -28,7 +28,7 @@ impl Pass for OutputFusion {
         let mut changed = false;
         for (id, readers) in users.iter().enumerate() {
             let [consumer] = readers[..] else { continue };
-            if id == computation.root || !matches!(computation.instructions[id].opcode, Opcode::Dot { .. }) {
+            if id == computation.root || !is_product(&computation.instructions[id].opcode) {
                 continue;
             }
             let Some((fused, operands)) = with_product(computation, consumer, id, &mut counter) else {
@@ -57,7 +57,7 @@ impl Pass for OutputFusion {
 }
 
 /// The computation of `consumer` (a loop fusion, or an element-wise op as a fusion of one)
-/// with `dot`, its operand, computed inside it from two parameters in its place, and the
+/// with `dot` (a dot or convolution), its operand, computed inside it from two parameters in its place, and the
 /// operands of the fusion that computation makes; `None` if `consumer` is neither.
 fn with_product(
     computation: &HloComputation,
@@ -77,12 +77,12 @@ fn with_product(
         }
         _ => return None,
     };
-    // Fusion operands are distinct, so the dot is one parameter.
+    // Fusion operands are distinct, so the product is one parameter.
     let replaced = instruction.operands.iter().position(|&o| o == dot)? as i64;
     let mut operands: Vec<InstructionId> =
         instruction.operands.iter().copied().filter(|&o| o != dot).collect();
     let product = &computation.instructions[dot];
-    // The dot's operands: parameters the fusion has already, or new ones after the others.
+    // The product's operands: parameters the fusion has already, or new ones after the others.
     let mut new_parameters = Vec::new();
     let numbers: Vec<i64> = product
         .operands

@@ -9,8 +9,8 @@
 use rayon::prelude::*;
 
 use crate::attributes::{ConvolutionDimensionNumbers, Window};
-use crate::error::Result;
-use crate::exec::kernels::contraction::{product_into, MatMul, DEPTH_BLOCK};
+use crate::error::{Error, Result};
+use crate::exec::kernels::contraction::{product_into, BlockConsumer, MatMul, DEPTH_BLOCK};
 use crate::exec::kernels::disjoint::DisjointWrites;
 use crate::exec::kernels::gather::advance;
 use crate::exec::kernels::gemm::{self, LhsRows, OutRows, Packed, Rhs, Segment};
@@ -72,6 +72,40 @@ pub(crate) fn convolution(
     parallel: bool,
 ) -> Result<()> {
     with_native_type!(lhs.element_type(), T => convolve::<T>(lhs, rhs, attributes, out, parallel))
+}
+
+/// The `f32` convolution of `lhs` and `rhs` on the register tile, each task's block of the
+/// output (whole lines of its positions, every feature: a range of the row-major output's
+/// elements) handed to `consume` as soon as it is computed, on the thread that computed it (an
+/// output fusion's epilogue). Returns false, computing nothing, where the tile cannot run or
+/// a task's block is not one range of the output (feature groups, batch groups, rows along
+/// the batch, a feature dimension that is not innermost).
+pub(crate) fn convolution_by_blocks(
+    lhs: &Literal,
+    rhs: &Literal,
+    attributes: &Convolution<'_>,
+    out_shape: &Shape,
+    consume: &BlockConsumer<'_>,
+    parallel: bool,
+) -> Result<bool> {
+    let geometry = Geometry::new(lhs.shape(), rhs.shape(), out_shape, attributes);
+    let (Ok(input), Ok(_)) = (lhs.memory::<f32>(), rhs.memory::<f32>()) else { return Ok(false) };
+    let rows = &geometry.rows;
+    let columns = geometry.group_outputs;
+    let line_stride =
+        geometry.positions.len().checked_sub(2).map_or(0, |d| geometry.output_spatial_strides[d]);
+    let one_range = geometry.groups == 1
+        && !rows.batch
+        && geometry.output_feature_stride == 1
+        && rows.output_stride == columns
+        && (rows.lines == 1 || line_stride == rows.len * columns);
+    if !gemm::available() || !one_range || geometry.depth() == 0 || out_shape.element_count() == 0 {
+        return Ok(false);
+    }
+    let input = padded_input(&geometry, input, parallel);
+    let kernel = packed_kernel::<f32>(&geometry, rhs, attributes.numbers)?;
+    geometry.compute::<f32>(&input, &kernel, &mut [], parallel, Some(consume))?;
+    Ok(true)
 }
 
 /// Which output dimension a matrix product's rows run along.
@@ -284,8 +318,7 @@ fn convolve<T: MatMul>(
     }
     let input = padded_input(&geometry, lhs.memory::<T>()?, parallel);
     let kernel = packed_kernel::<T>(&geometry, rhs, attributes.numbers)?;
-    geometry.compute(&input, &kernel, output, parallel);
-    Ok(())
+    geometry.compute(&input, &kernel, output, parallel, None)
 }
 
 /// The input as the padded row-major `[batch, spatial…, feature]` array, in the sum type.
@@ -370,8 +403,16 @@ fn packed_kernel<T: MatMul>(
 
 impl Geometry {
     /// The output (row-major `T`) from the padded input and the packed kernel: one task per
-    /// group and block of output rows, each summing its taps' matrix products into the block.
-    fn compute<T: MatMul>(&self, input: &[T::Sum], kernel: &[T::Sum], output: &mut [T], parallel: bool) {
+    /// group and block of output rows, each summing its taps' matrix products into the block;
+    /// with `consume`, each task's block handed to it instead (see [`convolution_by_blocks`]).
+    fn compute<T: MatMul>(
+        &self,
+        input: &[T::Sum],
+        kernel: &[T::Sum],
+        output: &mut [T],
+        parallel: bool,
+        consume: Option<&BlockConsumer<'_>>,
+    ) -> Result<()> {
         // The tasks: every group, and every output coordinate but the rows' axis, the lines'
         // dimension (the last one left) counted in blocks of `lines`.
         let rows = &self.rows;
@@ -527,9 +568,47 @@ impl Geometry {
         };
         // Else into a block per task, a group of tasks summing tap by tap, every task of the
         // group per tap, so a tap's kernel rows are read from cache by all of them.
-        let run = |(blocks, buffer): &mut (Vec<T::Sum>, Packed), group: usize| {
+        // For an epilogue, into a block laid out as the task's range of the output.
+        let tile_for = |consume: &BlockConsumer<'_>,
+                        placed: &Placed,
+                        block: &mut Option<Literal>,
+                        buffer: &mut Packed| {
+            let refused = || Error::invalid("the register tile refused a convolution's block");
+            let (lhs, rhs) = tile_operands(placed).ok_or_else(refused)?;
+            let extent = rows_out.extent(placed.product_rows, columns);
+            if block.as_ref().is_none_or(|b| (b.shape().element_count() as usize) < extent) {
+                *block = Some(Literal::for_overwrite(&Shape::new(
+                    crate::element_type::ElementType::F32,
+                    &[extent as i64],
+                ))?);
+            }
+            let memory = block.as_mut().ok_or_else(refused)?.storage_mut()?.as_mut_slice::<f32>()?;
+            // SAFETY: `memory` holds the `extent` elements the task's kept rows reach.
+            let computed = unsafe {
+                gemm::product(
+                    lhs,
+                    &segments,
+                    rhs,
+                    0..rhs.panels(),
+                    memory.as_mut_ptr(),
+                    rows_out,
+                    false,
+                    buffer,
+                )
+            };
+            if !computed {
+                return Err(refused());
+            }
+            consume(placed.output_base..placed.output_base + extent, block.as_ref().ok_or_else(refused)?)
+        };
+        let run = |(blocks, buffer, block): &mut (Vec<T::Sum>, Packed, Option<Literal>),
+                   group: usize|
+         -> Result<()> {
             let mut placed: Vec<Placed> =
                 (group * group_tasks..tasks.min((group + 1) * group_tasks)).map(place).collect();
+            if let Some(consume) = consume {
+                return placed.iter().try_for_each(|p| tile_for(consume, p, block, buffer));
+            }
             placed.retain(|p| !tile_in_place(p, buffer));
             let starts: Vec<usize> = placed
                 .iter()
@@ -556,12 +635,13 @@ impl Geometry {
             for (p, &start) in placed.iter().zip(&starts) {
                 write(p, &blocks[start..start + p.product_rows * columns]);
             }
+            Ok(())
         };
         if parallel {
-            (0..groups).into_par_iter().for_each_init(|| (Vec::new(), Packed::default()), run);
+            (0..groups).into_par_iter().try_for_each_init(|| (Vec::new(), Packed::default(), None), run)
         } else {
-            let mut scratch = (Vec::new(), Packed::default());
-            (0..groups).for_each(|group| run(&mut scratch, group));
+            let mut scratch = (Vec::new(), Packed::default(), None);
+            (0..groups).try_for_each(|group| run(&mut scratch, group))
         }
     }
 }
