@@ -320,6 +320,50 @@ fn check_convolution(case: &ConvCase) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// `reduce_window` of a max over an operand of `dims` in `layout`, from -inf, as one op
+/// (vectorized) or, `interpreted`, as a select, against the naive fold.
+fn check_reduce_window(
+    dims: &[i64],
+    windows: &[Dim],
+    layout: &[i64],
+    interpreted: bool,
+) -> Result<(), TestCaseError> {
+    let rank = dims.len();
+    let operand = Dense::new(dims, 3);
+    let reducer = match interpreted {
+        false => scalar_fn("max", |x, y| max(x, y, &[])),
+        true => scalar_fn("max_select", |x, y| select(gt(x, y, &[]), x, y)),
+    };
+    let b = XlaBuilder::new("reduce_window");
+    let x = b.parameter(0, &Shape::with_layout(ElementType::F32, dims, layout).unwrap(), "x");
+    let y = reduce_window_with_general_padding(
+        x,
+        b.constant_r0(f32::NEG_INFINITY),
+        &reducer,
+        &windows.iter().map(|d| d.size).collect::<Vec<_>>(),
+        &windows.iter().map(|d| d.stride).collect::<Vec<_>>(),
+        &windows.iter().map(|d| d.base_dilation).collect::<Vec<_>>(),
+        &windows.iter().map(|d| d.window_dilation).collect::<Vec<_>>(),
+        &windows.iter().map(|d| d.padding).collect::<Vec<_>>(),
+    );
+    prop_assume!(b.get_shape(y).is_ok());
+    let positions: Vec<i64> = windows.iter().zip(dims).map(|(d, &b)| window_count(d, b)).collect();
+    let sizes: Vec<i64> = windows.iter().map(|d| d.size).collect();
+    let want: Vec<f32> = indices(&positions)
+        .into_iter()
+        .map(|o| {
+            indices(&sizes)
+                .into_iter()
+                .filter_map(|t| {
+                    (0..rank).map(|d| tap(&windows[d], o[d], t[d], dims[d])).collect::<Option<Vec<_>>>()
+                })
+                .fold(f32::NEG_INFINITY, |a, i| a.max(operand.at(&i)))
+        })
+        .collect();
+    prop_assert_eq!(run(&b, y, &[&operand.literal(layout)]), want);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -331,39 +375,20 @@ proptest! {
         interpreted in any::<bool>(),
     ) {
         let rank = dims.len();
-        let windows = &windows[..rank];
         let layout: Vec<i64> = layout_seed.into_iter().filter(|&d| (d as usize) < rank).collect();
-        let operand = Dense::new(&dims, 3);
-        // max as one op (vectorized) or as a select (interpreted), from -inf.
-        let reducer = match interpreted {
-            false => scalar_fn("max", |x, y| max(x, y, &[])),
-            true => scalar_fn("max_select", |x, y| select(gt(x, y, &[]), x, y)),
-        };
-        let b = XlaBuilder::new("reduce_window");
-        let x = b.parameter(0, &Shape::with_layout(ElementType::F32, &dims, &layout).unwrap(), "x");
-        let y = reduce_window_with_general_padding(
-            x,
-            b.constant_r0(f32::NEG_INFINITY),
-            &reducer,
-            &windows.iter().map(|d| d.size).collect::<Vec<_>>(),
-            &windows.iter().map(|d| d.stride).collect::<Vec<_>>(),
-            &windows.iter().map(|d| d.base_dilation).collect::<Vec<_>>(),
-            &windows.iter().map(|d| d.window_dilation).collect::<Vec<_>>(),
-            &windows.iter().map(|d| d.padding).collect::<Vec<_>>(),
-        );
-        prop_assume!(b.get_shape(y).is_ok());
-        let positions: Vec<i64> = windows.iter().zip(&dims).map(|(d, &b)| window_count(d, b)).collect();
-        let sizes: Vec<i64> = windows.iter().map(|d| d.size).collect();
-        let want: Vec<f32> = indices(&positions)
-            .into_iter()
-            .map(|o| {
-                indices(&sizes)
-                    .into_iter()
-                    .filter_map(|t| (0..rank).map(|d| tap(&windows[d], o[d], t[d], dims[d])).collect::<Option<Vec<_>>>())
-                    .fold(f32::NEG_INFINITY, |a, i| a.max(operand.at(&i)))
-            })
-            .collect();
-        prop_assert_eq!(run(&b, y, &[&operand.literal(&layout)]), want);
+        check_reduce_window(&dims, &windows[..rank], &layout, interpreted)?;
+    }
+
+    /// Rows of up to 40 contiguous elements (whole vectors and a remainder) that the window
+    /// does not move along, folded as vectors.
+    #[test]
+    fn reduce_window_over_long_rows_is_the_naive_fold(
+        dims in (1..=4i64, 1..=4i64, 1..=40i64),
+        windows in prop::collection::vec(window_dim(3), 2),
+    ) {
+        let trivial = Dim { size: 1, stride: 1, padding: (0, 0), base_dilation: 1, window_dilation: 1 };
+        let windows = [windows[0].clone(), windows[1].clone(), trivial];
+        check_reduce_window(&[dims.0, dims.1, dims.2], &windows, &[2, 1, 0], false)?;
     }
 
     #[test]

@@ -13,12 +13,13 @@
 //! Where the system gives huge pages only to memory that asks (`enabled` is `madvise`, the
 //! usual default), a walk through such a buffer needs a TLB entry per 2 MiB rather than per
 //! 4 KiB. Copies and adds between buffers gain nothing from it, so the benches' bounds (copies
-//! and adds between plain `Vec`s) are still the bounds.
+//! and adds between plain `Vec`s) are still the bounds. A huge buffer's block, dropped, is
+//! kept for the next huge buffer of its size (`recycled.rs`): its pages are faulted in once.
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
-use super::NativeType;
+use super::{recycled, NativeType};
 use crate::error::{Error, Result};
 
 /// The alignment of the buffers lazy-xla allocates, in bytes: a cache line, and the width of
@@ -78,17 +79,22 @@ impl<T: NativeType> Buffer<T> {
         let layout = Layout::from_size_align(bytes, align).map_err(|_| too_large())?;
         // SAFETY: `layout` has a nonzero size (len > 0 and T is not zero-sized). A null
         // result is an allocation failure, reported as an error. Otherwise its `bytes` are
-        // this buffer's own: advised (when huge) before anything writes them, then written
-        // whole, by the copy of `len` values or by zeros (unless the allocator zeroed them).
+        // this buffer's own (a recycled block's too): advised (when huge) before anything
+        // first writes them, then written whole, by the copy of `len` values or by zeros
+        // (unless the allocator zeroed them).
         let pointer = unsafe {
             let pointer = match (huge, values) {
                 (false, None) => std::alloc::alloc_zeroed(layout),
-                _ => std::alloc::alloc(layout),
+                (false, Some(_)) => std::alloc::alloc(layout),
+                (true, _) => recycled::take(layout).unwrap_or_else(|| {
+                    let pointer = std::alloc::alloc(layout);
+                    if !pointer.is_null() {
+                        advise_huge_pages(pointer, bytes);
+                    }
+                    pointer
+                }),
             };
             if !pointer.is_null() {
-                if huge {
-                    advise_huge_pages(pointer, bytes);
-                }
                 match values {
                     Some(values) => pointer.cast::<T>().copy_from_nonoverlapping(values.as_ptr(), len),
                     None if huge => pointer.write_bytes(0, bytes),
@@ -193,9 +199,13 @@ impl<T> Drop for Buffer<T> {
         // SAFETY: the allocation was made with this layout: `capacity` elements at `align`
         // (by `zeroed`, or by the `Vec` that `from_vec` took it from, with `T`'s alignment).
         // Buffers are built of `NativeType`s only, which have no destructors to run.
+        // Huge blocks are kept for the next buffer of their size.
         unsafe {
             let layout = Layout::from_size_align_unchecked(self.capacity * size_of::<T>(), self.align);
-            std::alloc::dealloc(self.pointer.as_ptr().cast(), layout);
+            match self.align {
+                HUGE_PAGE => recycled::give_back(self.pointer.as_ptr().cast(), layout),
+                _ => std::alloc::dealloc(self.pointer.as_ptr().cast(), layout),
+            }
         }
     }
 }

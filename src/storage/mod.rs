@@ -11,6 +11,7 @@ use crate::element_type::ElementType;
 use crate::error::{Error, Result};
 
 mod buffer;
+mod recycled;
 pub use buffer::Buffer;
 
 mod sealed {

@@ -115,7 +115,8 @@ pub(crate) fn dot_by_blocks(
         let c = block.storage_mut()?.as_mut_slice::<f32>()?;
         // SAFETY: `c` holds `block_rows ≥ block_len` rows of `columns`, this task's alone.
         unsafe {
-            tile.rows(batch, first..first + block_len, 0..columns.div_ceil(PANEL), c.as_mut_ptr(), buffer)
+            let (panels, depth) = (0..columns.div_ceil(PANEL), 0..tile.blocks.len());
+            tile.rows(batch, first..first + block_len, panels, depth, c.as_mut_ptr(), buffer)
         };
         let first_element = (batch * rows + first) * columns;
         consume(first_element..first_element + block_len * columns, block)
@@ -141,6 +142,13 @@ struct DotGeometry {
 
 /// Below this many multiply-adds a dot runs on the calling thread.
 const PARALLEL_DOT_WORK: usize = 1 << 18;
+
+/// Below this many rows in each thread's share, a dot too narrow to share by panels shares its
+/// depth instead: a row share would be a few tiles that each pass the whole packed rhs.
+const DEPTH_SHARE_ROWS: usize = 48;
+
+/// The most product elements a dot shared by depth keeps a partial of per task.
+const DEPTH_SHARE_ELEMENTS: usize = 1 << 16;
 
 /// The lhs rows one pass of the register tile covers: their block of the depth stays in the
 /// second-level cache while every panel passes them.
@@ -200,7 +208,8 @@ impl<'a> TileRun<'a> {
     }
 
     /// Rows `rows` of batch `batch`'s product, the columns of `panels`, into `c` (the first
-    /// row's start, rows `columns` apart), [`ROW_BLOCK`] rows at a time.
+    /// row's start, rows `columns` apart), [`ROW_BLOCK`] rows at a time: the sum over the
+    /// depth blocks `depth` (all of them for the product itself).
     ///
     /// # Safety
     /// `c` must be valid for writes of those rows' columns, and no other thread may access
@@ -210,6 +219,7 @@ impl<'a> TileRun<'a> {
         batch: usize,
         rows: Range<usize>,
         panels: Range<usize>,
+        depth: Range<usize>,
         c: *mut f32,
         buffer: &mut Packed,
     ) {
@@ -224,7 +234,7 @@ impl<'a> TileRun<'a> {
             let computed = unsafe {
                 gemm::product(
                     lhs,
-                    &self.blocks,
+                    &self.blocks[depth.clone()],
                     rhs,
                     panels.clone(),
                     c_rows,
@@ -235,6 +245,38 @@ impl<'a> TileRun<'a> {
             };
             // The reads were checked by `new`, so the tile refuses nothing.
             debug_assert!(computed, "the register tile refused a checked product");
+        }
+    }
+}
+
+impl TileRun<'_> {
+    /// The whole product into `c` (row-major `[batch, m, n]`) in `shares` parallel tasks, each
+    /// summing its share of the depth blocks into a partial product of its own; the partials
+    /// are then added in task order.
+    fn by_depth(&self, c: &mut [f32], shares: usize) {
+        let (batches, rows, columns) =
+            (self.geometry.batches.0.size, self.geometry.m.size, self.geometry.n.size);
+        let per_share = self.blocks.len().div_ceil(shares);
+        let matrix = rows * columns;
+        let partial = |buffer: &mut Packed, s: usize| -> Vec<f32> {
+            let mut partial = vec![0.0; batches * matrix];
+            let depth = s * per_share..self.blocks.len().min((s + 1) * per_share);
+            for batch in 0..batches {
+                let panels = 0..columns.div_ceil(PANEL);
+                // SAFETY: `partial` holds batch `batch`'s `rows × columns` product, this
+                // task's alone.
+                unsafe {
+                    let c = partial.as_mut_ptr().add(batch * matrix);
+                    self.rows(batch, 0..rows, panels, depth.clone(), c, buffer)
+                };
+            }
+            partial
+        };
+        let partials: Vec<Vec<f32>> =
+            (0..shares).into_par_iter().map_init(Packed::default, partial).collect();
+        c.fill(0.0);
+        for partial in &partials {
+            c.iter_mut().zip(partial).for_each(|(sum, &x)| *sum += x);
         }
     }
 }
@@ -311,9 +353,20 @@ impl DotGeometry {
             return false;
         }
         let panels = columns.div_ceil(PANEL);
-        // Each batch in `shares` tasks: of its panels where there are enough, else of its rows.
+        // Each batch in `shares` tasks: of its panels where there are enough, else of its rows
+        // where each share keeps a few tiles of them, else (few rows and columns, as a
+        // classifier's last layer) of its depth.
         let shares = threads.div_ceil(batches).max(1);
         let by_panels = panels >= shares;
+        let few_rows = rows.div_ceil(shares) < DEPTH_SHARE_ROWS;
+        if !by_panels
+            && few_rows
+            && tile.blocks.len() >= shares
+            && batches * rows * columns <= DEPTH_SHARE_ELEMENTS
+        {
+            tile.by_depth(&mut c[..batches * rows * columns], shares);
+            return true;
+        }
         let share = if by_panels { panels.div_ceil(shares) } else { rows.div_ceil(shares) };
         let shares = if by_panels { panels.div_ceil(share) } else { rows.div_ceil(share) };
         let out = DisjointWrites::new(c);
@@ -328,7 +381,7 @@ impl DotGeometry {
             // batches, rows or panels are disjoint.
             unsafe {
                 if let Some(c_rows) = out.pointer((batch * rows + row_range.start) * columns) {
-                    tile.rows(batch, row_range, panel_range, c_rows, buffer);
+                    tile.rows(batch, row_range, panel_range, 0..tile.blocks.len(), c_rows, buffer);
                 }
             }
         };
@@ -587,4 +640,54 @@ fn reads_inside<T>((data, base, [row, col]): (&[T], isize, [isize; 2]), rows: us
         && row >= 0
         && col >= 0
         && (base + (rows.max(1) - 1) as isize * row + (cols.max(1) - 1) as isize * col) < data.len() as isize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `[batch, m, k] · [batch, k, n]` by `dot` (in parallel) against a naive loop in f64.
+    fn check_batched(batch: usize, [m, k, n]: [usize; 3]) {
+        let values = |count: usize, seed: usize| -> Vec<f32> {
+            (0..count).map(|i| ((i * 7919 + seed * 104729) % 2001) as f32 / 1000.0 - 1.0).collect()
+        };
+        let (a, b) = (values(batch * m * k, 1), values(batch * k * n, 2));
+        let shape = |d: [usize; 3]| Shape::new(ElementType::F32, &d.map(|x| x as i64));
+        let lhs = Literal::from_vec(&shape([batch, m, k]), a.clone()).unwrap();
+        let rhs = Literal::from_vec(&shape([batch, k, n]), b.clone()).unwrap();
+        let mut out = Literal::for_overwrite(&shape([batch, m, n])).unwrap();
+        let numbers = DotDimensionNumbers {
+            lhs_contracting_dimensions: vec![2],
+            rhs_contracting_dimensions: vec![1],
+            lhs_batch_dimensions: vec![0],
+            rhs_batch_dimensions: vec![0],
+        };
+        dot([&lhs, &rhs], &numbers, &mut out, true).unwrap();
+        let got = out.to_vec::<f32>().unwrap();
+        for (g, (batch, i, j)) in
+            got.iter().zip((0..batch).flat_map(|s| (0..m).flat_map(move |i| (0..n).map(move |j| (s, i, j)))))
+        {
+            let expected: f64 = (0..k)
+                .map(|p| f64::from(a[(batch * m + i) * k + p]) * f64::from(b[(batch * k + p) * n + j]))
+                .sum();
+            assert!(
+                (f64::from(*g) - expected).abs() <= 1e-4 * (1.0 + expected.abs()),
+                "{g} against {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn few_rows_and_columns_over_a_long_depth_share_the_depth_and_hold_a_naive_loops_values() {
+        // A classifier's last layer: 32 rows, 10 columns, a depth of many blocks (each product
+        // is large enough to run on every thread).
+        check_batched(1, [32, 16384, 10]);
+        // Two rows; a depth that is not a whole number of blocks.
+        check_batched(1, [2, 40000 + 7, 5]);
+        check_batched(1, [7, 5 * DEPTH_BLOCK + 3, 40]);
+        // Batches, each on a thread of its own.
+        check_batched(3, [5, 20 * DEPTH_BLOCK + 7, 17]);
+        // Too few depth blocks to share: rows instead.
+        check_batched(1, [20, DEPTH_BLOCK, 10]);
+    }
 }

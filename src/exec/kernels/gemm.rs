@@ -89,15 +89,17 @@ impl Packed {
         if self.holds.as_ref() == Some(&key) {
             return (first, used, width);
         }
+        // Zeroed once as a whole (the columns past `used`), then each row's columns copied
+        // in: a call per row to fill a few lanes would cost more than the copy.
         self.data.clear();
-        for k in rows {
+        self.data.resize(rows.len() * width, 0.0);
+        for (packed, k) in self.data.chunks_exact_mut(width).zip(rows) {
             let from = rhs.base + k * row + first * col;
             if col == 1 {
-                self.data.extend_from_slice(&rhs.data[from..from + used]);
+                packed[..used].copy_from_slice(&rhs.data[from..from + used]);
             } else {
-                self.data.extend((0..used).map(|j| rhs.data[from + j * col]));
+                packed[..used].iter_mut().enumerate().for_each(|(j, to)| *to = rhs.data[from + j * col]);
             }
-            self.data.resize(self.data.len() + width - used, 0.0);
         }
         self.holds = Some(key);
         (first, used, width)

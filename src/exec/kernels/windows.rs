@@ -67,16 +67,31 @@ impl Walk {
             index[d] = rest % self.positions[d].max(1);
             rest /= self.positions[d].max(1);
         }
-        let (mut offsets, mut next) = (Vec::new(), Vec::new());
+        // The offsets of the window's elements along all walked dimensions but the last, kept
+        // while only the last one's position moves (the offsets of a row are these, each plus
+        // the last dimension's).
+        let Some(last) = index.len().checked_sub(1) else {
+            return rows.into_iter().try_for_each(|row| visit(row, &[0]));
+        };
+        let (mut outer, mut next, mut offsets) = (Vec::new(), Vec::new(), Vec::new());
+        let mut outer_stale = true;
         for row in rows {
-            offsets.clear();
-            offsets.push(0);
-            for (d, &o) in index.iter().enumerate() {
-                next.clear();
-                for &base in &offsets {
-                    next.extend(self.tables[d][o].iter().map(|&t| base + t));
+            if outer_stale {
+                outer.clear();
+                outer.push(0);
+                for (d, &o) in index[..last].iter().enumerate() {
+                    next.clear();
+                    for &base in &outer {
+                        next.extend(self.tables[d][o].iter().map(|&t| base + t));
+                    }
+                    std::mem::swap(&mut outer, &mut next);
                 }
-                std::mem::swap(&mut offsets, &mut next);
+                outer_stale = false;
+            }
+            offsets.clear();
+            let inner = &self.tables[last][index[last]];
+            for &base in &outer {
+                offsets.extend(inner.iter().map(|&t| base + t));
             }
             visit(row, &offsets)?;
             for d in (0..index.len()).rev() {
@@ -85,6 +100,7 @@ impl Walk {
                     break;
                 }
                 index[d] = 0;
+                outer_stale = true;
             }
         }
         Ok(())
@@ -155,11 +171,7 @@ fn native_reduce_window<T: NativeType>(
         walk.for_each(rows, |r, offsets| {
             let accumulator = &mut chunk[(r - first) * row..(r - first + 1) * row];
             accumulator.fill(init);
-            for &offset in offsets {
-                for (a, &x) in accumulator.iter_mut().zip(&input[offset..offset + row]) {
-                    *a = f(*a, x);
-                }
-            }
+            fold_rows(accumulator, input, offsets, &f);
             Ok(())
         })
     };
@@ -175,6 +187,52 @@ fn native_reduce_window<T: NativeType>(
     } else {
         run(0, output)
     }
+}
+
+/// `accumulator[i] = f(accumulator[i], input[offset + i])` for each offset in turn: a block
+/// of the accumulator at a time, kept in registers while every offset folds into it, in the
+/// widest vectors the machine has.
+fn fold_rows<T: Copy>(accumulator: &mut [T], input: &[T], offsets: &[usize], f: &impl Fn(T, T) -> T) {
+    /// The elements of a block: a 512-bit vector of `f32`.
+    const BLOCK: usize = 16;
+    #[inline(always)]
+    fn fold<T: Copy>(accumulator: &mut [T], input: &[T], offsets: &[usize], f: &impl Fn(T, T) -> T) {
+        let row = accumulator.len();
+        let mut blocks = accumulator.chunks_exact_mut(BLOCK);
+        for (b, block) in (&mut blocks).enumerate() {
+            let mut sums: [T; BLOCK] = std::array::from_fn(|i| block[i]);
+            for &offset in offsets {
+                let x = &input[offset + b * BLOCK..offset + (b + 1) * BLOCK];
+                sums = std::array::from_fn(|i| f(sums[i], x[i]));
+            }
+            block.copy_from_slice(&sums);
+        }
+        let done = row - blocks.into_remainder().len();
+        let tail = &mut accumulator[done..];
+        for &offset in offsets {
+            for (a, &x) in tail.iter_mut().zip(&input[offset + done..offset + row]) {
+                *a = f(*a, x);
+            }
+        }
+    }
+    /// # Safety
+    /// The machine has AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn fold_avx512<T: Copy>(
+        accumulator: &mut [T],
+        input: &[T],
+        offsets: &[usize],
+        f: &impl Fn(T, T) -> T,
+    ) {
+        fold(accumulator, input, offsets, f)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the machine has AVX-512F, just checked; the fold itself is safe code.
+        return unsafe { fold_avx512(accumulator, input, offsets, f) };
+    }
+    fold(accumulator, input, offsets, f)
 }
 
 /// How select and scatter picks an element of each window and lands a source value on it:
