@@ -258,7 +258,10 @@ impl Conv2d {
         std::array::from_fn(|d| {
             let padded = self.input[d] as i64 + self.padding[d].0 + self.padding[d].1;
             let extent = ((self.kernel[d] - 1) * self.dilation[d] + 1) as i64;
-            ((padded - extent).max(-1) / self.strides[d] as i64 + 1).max(0) as usize
+            match padded >= extent {
+                true => ((padded - extent) / self.strides[d] as i64 + 1) as usize,
+                false => 0,
+            }
         })
     }
 
