@@ -1,11 +1,13 @@
 //! An output fusion (`kOutput`) as the plan runs it: the dot or convolution on the register
-//! tile a block at a time (rows of a dot, a task's lines of a convolution), and the fusion's element-wise loop (its *epilogue*: a bias, an activation)
-//! over each block as soon as it is computed, on the same thread, while the block is in
-//! cache. The product is never written whole; the result is, once.
+//! tile a block at a time (rows of a dot, a task's lines of a convolution), and the fusion's
+//! element-wise loop (its *epilogue*: a bias, an activation) over each block as soon as it is
+//! computed, on the same thread, while the block is in cache. The product is never written
+//! whole; the result is, once.
 //!
-//! Where the tile cannot run (no AVX-512, other types, a strided lhs depth, feature groups), the product is
-//! computed whole and the epilogue runs over it as any loop: the same values either way, as
-//! the epilogue computes each element from the product's element at its own index.
+//! Where the tile cannot run (no AVX-512, other types, a strided lhs depth, feature groups),
+//! the product is computed whole and the epilogue runs over it as any loop: the same values
+//! either way, as the epilogue computes each element from the product's element at its own
+//! index.
 
 use std::ops::Range;
 
@@ -37,17 +39,30 @@ pub(crate) struct FusedProduct {
 /// The product of an output fusion.
 #[derive(Debug)]
 enum Product {
-    Dot {
-        step: DotStep,
-        numbers: DotDimensionNumbers,
-    },
-    Convolution {
-        window: Window,
-        numbers: ConvolutionDimensionNumbers,
-        feature_group_count: i64,
-        batch_group_count: i64,
-        types: TypedProduct,
-    },
+    Dot { step: DotStep, numbers: DotDimensionNumbers },
+    Convolution(ConvolutionProduct),
+}
+
+/// A convolution's attributes, and the types it computes in.
+#[derive(Debug)]
+struct ConvolutionProduct {
+    window: Window,
+    numbers: ConvolutionDimensionNumbers,
+    feature_group_count: i64,
+    batch_group_count: i64,
+    types: TypedProduct,
+}
+
+impl ConvolutionProduct {
+    /// Its attributes, as the convolution kernel reads them.
+    fn attributes(&self) -> convolution::Convolution<'_> {
+        convolution::Convolution {
+            window: &self.window,
+            numbers: &self.numbers,
+            feature_group_count: self.feature_group_count,
+            batch_group_count: self.batch_group_count,
+        }
+    }
 }
 
 impl FusedProduct {
@@ -79,13 +94,13 @@ impl FusedProduct {
             Opcode::Convolution { window, numbers, feature_group_count, batch_group_count, .. } => {
                 let types = TypedProduct::new(&instruction.shape, [&lhs, &rhs], None)?;
                 let feature_last = numbers.output_feature_dimension == rank - 1;
-                let product = Product::Convolution {
+                let product = Product::Convolution(ConvolutionProduct {
                     window: window.clone(),
                     numbers: numbers.clone(),
                     feature_group_count: *feature_group_count,
                     batch_group_count: *batch_group_count,
                     types,
-                };
+                });
                 (product, feature_last)
             }
             _ => invalid_argument!("a kOutput fusion without a dot or convolution"),
@@ -113,13 +128,13 @@ impl FusedProduct {
     /// product whole (where it cannot run by blocks; each thread's block is smaller).
     pub(crate) fn scratch_bytes(&self, operand_shapes: &[&Shape]) -> u64 {
         let [lhs, rhs] = self.operands.map(|o| operand_shapes[o]);
-        let own = match (&self.product, self.attributes()) {
-            (Product::Dot { step, .. }, _) => step.scratch_bytes([lhs, rhs], &self.product_shape),
-            (Product::Convolution { types, .. }, Some(attributes)) => types
-                .scratch_bytes()
-                .saturating_add(convolution::scratch_bytes(lhs, rhs, &self.product_shape, &attributes)),
-            (Product::Convolution { .. }, None) => 0,
-        };
+        let own =
+            match &self.product {
+                Product::Dot { step, .. } => step.scratch_bytes([lhs, rhs], &self.product_shape),
+                Product::Convolution(c) => c.types.scratch_bytes().saturating_add(
+                    convolution::scratch_bytes(lhs, rhs, &self.product_shape, &c.attributes()),
+                ),
+            };
         own.saturating_add(self.product_shape.byte_size())
     }
 
@@ -143,12 +158,13 @@ impl FusedProduct {
                 // rows of the result are this call's alone.
                 unsafe { by_rows.run_rows(&all, &shared, rows, &shifts) }
             };
-            let by_blocks = match (&self.product, self.attributes()) {
-                (Product::Dot { numbers, .. }, _) => {
+            let by_blocks = match &self.product {
+                Product::Dot { numbers, .. } => {
                     contraction::dot_by_blocks(operands, numbers, &consume, parallel)?
                 }
-                (Product::Convolution { .. }, Some(attributes)) => {
+                Product::Convolution(c) => {
                     let [lhs, rhs] = operands;
+                    let attributes = c.attributes();
                     convolution::convolution_by_blocks(
                         lhs,
                         rhs,
@@ -158,21 +174,17 @@ impl FusedProduct {
                         parallel,
                     )?
                 }
-                _ => false,
             };
             if by_blocks {
                 return Ok(());
             }
         }
         let mut product = Literal::for_overwrite(&self.product_shape)?;
-        match (&self.product, self.attributes()) {
-            (Product::Dot { step, .. }, _) => step.run(operands, &mut product, parallel)?,
-            (Product::Convolution { types, .. }, Some(attributes)) => {
-                types.run(operands, &mut product, parallel, |[lhs, rhs], out| {
-                    convolution::convolution(lhs, rhs, &attributes, out, parallel)
-                })?
-            }
-            _ => invalid_argument!("a kOutput fusion without a dot or convolution"),
+        match &self.product {
+            Product::Dot { step, .. } => step.run(operands, &mut product, parallel)?,
+            Product::Convolution(c) => c.types.run(operands, &mut product, parallel, |[lhs, rhs], out| {
+                convolution::convolution(lhs, rhs, &c.attributes(), out, parallel)
+            })?,
         }
         let mut all = inputs.to_vec();
         all.push(&product);
@@ -183,22 +195,7 @@ impl FusedProduct {
     fn computes_in_f32_alone(&self) -> bool {
         match &self.product {
             Product::Dot { step, .. } => step.computes_in_f32_alone(),
-            Product::Convolution { types, .. } => types.computes_in_f32_alone(),
-        }
-    }
-
-    /// A convolution's attributes, as its kernel reads them (`None` for a dot).
-    fn attributes(&self) -> Option<convolution::Convolution<'_>> {
-        match &self.product {
-            Product::Dot { .. } => None,
-            Product::Convolution { window, numbers, feature_group_count, batch_group_count, .. } => {
-                Some(convolution::Convolution {
-                    window,
-                    numbers,
-                    feature_group_count: *feature_group_count,
-                    batch_group_count: *batch_group_count,
-                })
-            }
+            Product::Convolution(c) => c.types.computes_in_f32_alone(),
         }
     }
 }

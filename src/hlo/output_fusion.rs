@@ -1,26 +1,26 @@
 //! What an output fusion (XLA's `kOutput`) holds: one dot or convolution (its *product*), its
-//! operands parameters, and
-//! element-wise ops that read its result at their own index, so the executor can apply them
-//! to each block of the product as it is computed, before the block leaves the cache. The
-//! one predicate both the fusion pass and the verifier read.
+//! operands parameters, and element-wise ops that read its result at their own index, so the
+//! executor can apply them to each block of the product as it is computed, before the block
+//! leaves the cache. The one predicate both the fusion pass and the verifier read.
 
 use crate::element_type::ElementType;
 use crate::hlo::ir::{HloComputation, InstructionId, Opcode};
 use crate::hlo::loop_part::LoopPart;
 
 /// The product (dot or convolution) of fused computation `fused` if it is what an output
-/// fusion computes, else why not: exactly one product, reading two parameters, its result dense, row-major `f32` of the
-/// root's dimensions with a row of at least two; every other instruction a parameter or a
-/// loop part (no reduce); and every instruction that depends on the product element-wise, so
-/// each element of the result reads the product at its own index alone.
+/// fusion computes, else why not: exactly one product, reading two parameters, its result
+/// dense, row-major `f32` of the root's dimensions with a row of at least two; every other
+/// instruction a parameter or a loop part (no reduce); and every instruction that depends on
+/// the product element-wise, so each element of the result reads the product at its own
+/// index alone.
 pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, String> {
     let instructions = &fused.instructions;
     let products: Vec<InstructionId> =
         (0..instructions.len()).filter(|&id| is_product(&instructions[id].opcode)).collect();
-    let [dot] = products[..] else {
+    let [product_id] = products[..] else {
         return Err(format!("a kOutput fusion holds {} dots and convolutions, not one", products.len()));
     };
-    let product = &instructions[dot];
+    let product = &instructions[product_id];
     let reads_parameters =
         product.operands.iter().all(|&o| matches!(instructions[o].opcode, Opcode::Parameter { .. }));
     if !reads_parameters {
@@ -40,21 +40,21 @@ pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, Str
         ));
     }
     let mut depends = vec![false; instructions.len()];
-    depends[dot] = true;
-    for (id, instruction) in instructions.iter().enumerate().skip(dot + 1) {
+    depends[product_id] = true;
+    for (id, instruction) in instructions.iter().enumerate().skip(product_id + 1) {
         depends[id] = instruction.operands.iter().any(|&o| depends[o]);
     }
     for (id, instruction) in instructions.iter().enumerate() {
         let is_parameter = matches!(instruction.opcode, Opcode::Parameter { .. });
         let part = fused.loop_part(id);
-        if id != dot && !is_parameter && part.is_none() {
+        if id != product_id && !is_parameter && part.is_none() {
             return Err(format!(
                 "a kOutput fusion holds {} ({}), which a loop cannot compute",
                 instruction.name,
                 instruction.opcode.name()
             ));
         }
-        if id != dot && depends[id] && part != Some(LoopPart::Elementwise) {
+        if id != product_id && depends[id] && part != Some(LoopPart::Elementwise) {
             return Err(format!(
                 "{} ({}) of a kOutput fusion reads its product other than element-wise",
                 instruction.name,
@@ -62,7 +62,7 @@ pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, Str
             ));
         }
     }
-    Ok(dot)
+    Ok(product_id)
 }
 
 /// Whether `opcode` is a product an output fusion may hold: a dot or a convolution.

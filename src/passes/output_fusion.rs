@@ -1,7 +1,7 @@
 //! Output fusion: a dot or convolution whose only reader is a loop fusion (or one element-wise
-//! op) that reads it element-wise moves into that fusion, which becomes XLA's `kOutput`: the executor
-//! then applies the loop (a bias, an activation) to each block of the product as the block is
-//! computed, instead of writing the whole product and reading it back.
+//! op) that reads it element-wise moves into that fusion, which becomes XLA's `kOutput`: the
+//! executor then applies the loop (a bias, an activation) to each block of the product as the
+//! block is computed, instead of writing the whole product and reading it back.
 //!
 //! Runs after loop fusion, so the epilogue is already one loop; what an output fusion may
 //! hold is `hlo/output_fusion.rs`'s predicate, which the verifier checks too.
@@ -57,12 +57,13 @@ impl Pass for OutputFusion {
 }
 
 /// The computation of `consumer` (a loop fusion, or an element-wise op as a fusion of one)
-/// with `dot` (a dot or convolution), its operand, computed inside it from two parameters in its place, and the
-/// operands of the fusion that computation makes; `None` if `consumer` is neither.
+/// with `product_id` (a dot or convolution), its operand, computed inside it from two
+/// parameters in its place, and the operands of the fusion that computation makes; `None` if
+/// `consumer` is neither.
 fn with_product(
     computation: &HloComputation,
     consumer: InstructionId,
-    dot: InstructionId,
+    product_id: InstructionId,
     counter: &mut usize,
 ) -> Option<(HloComputation, Vec<InstructionId>)> {
     let instruction = &computation.instructions[consumer];
@@ -78,10 +79,10 @@ fn with_product(
         _ => return None,
     };
     // Fusion operands are distinct, so the product is one parameter.
-    let replaced = instruction.operands.iter().position(|&o| o == dot)? as i64;
+    let replaced = instruction.operands.iter().position(|&o| o == product_id)? as i64;
     let mut operands: Vec<InstructionId> =
-        instruction.operands.iter().copied().filter(|&o| o != dot).collect();
-    let product = &computation.instructions[dot];
+        instruction.operands.iter().copied().filter(|&o| o != product_id).collect();
+    let product = &computation.instructions[product_id];
     // The product's operands: parameters the fusion has already, or new ones after the others.
     let mut new_parameters = Vec::new();
     let numbers: Vec<i64> = product

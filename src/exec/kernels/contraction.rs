@@ -274,8 +274,9 @@ impl TileRun<'_> {
         };
         let partials: Vec<Vec<f32>> =
             (0..shares).into_par_iter().map_init(Packed::default, partial).collect();
-        c.fill(0.0);
-        for partial in &partials {
+        let Some((first, rest)) = partials.split_first() else { return };
+        c.copy_from_slice(first);
+        for partial in rest {
             c.iter_mut().zip(partial).for_each(|(sum, &x)| *sum += x);
         }
     }

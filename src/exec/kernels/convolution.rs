@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 
 use crate::attributes::{ConvolutionDimensionNumbers, Window};
+use crate::element_type::ElementType;
 use crate::error::{Error, Result};
 use crate::exec::kernels::contraction::{product_into, BlockConsumer, MatMul, DEPTH_BLOCK};
 use crate::exec::kernels::disjoint::DisjointWrites;
@@ -577,12 +578,10 @@ impl Geometry {
             let (lhs, rhs) = tile_operands(placed).ok_or_else(refused)?;
             let extent = rows_out.extent(placed.product_rows, columns);
             if block.as_ref().is_none_or(|b| (b.shape().element_count() as usize) < extent) {
-                *block = Some(Literal::for_overwrite(&Shape::new(
-                    crate::element_type::ElementType::F32,
-                    &[extent as i64],
-                ))?);
+                *block = Some(Literal::for_overwrite(&Shape::new(ElementType::F32, &[extent as i64]))?);
             }
-            let memory = block.as_mut().ok_or_else(refused)?.storage_mut()?.as_mut_slice::<f32>()?;
+            let block = block.as_mut().ok_or_else(refused)?;
+            let memory = block.storage_mut()?.as_mut_slice::<f32>()?;
             // SAFETY: `memory` holds the `extent` elements the task's kept rows reach.
             let computed = unsafe {
                 gemm::product(
@@ -599,7 +598,7 @@ impl Geometry {
             if !computed {
                 return Err(refused());
             }
-            consume(placed.output_base..placed.output_base + extent, block.as_ref().ok_or_else(refused)?)
+            consume(placed.output_base..placed.output_base + extent, block)
         };
         let run = |(blocks, buffer, block): &mut (Vec<T::Sum>, Packed, Option<Literal>),
                    group: usize|

@@ -67,31 +67,16 @@ impl Walk {
             index[d] = rest % self.positions[d].max(1);
             rest /= self.positions[d].max(1);
         }
-        // The offsets of the window's elements along all walked dimensions but the last, kept
-        // while only the last one's position moves (the offsets of a row are these, each plus
-        // the last dimension's).
-        let Some(last) = index.len().checked_sub(1) else {
-            return rows.into_iter().try_for_each(|row| visit(row, &[0]));
-        };
-        let (mut outer, mut next, mut offsets) = (Vec::new(), Vec::new(), Vec::new());
-        let mut outer_stale = true;
+        let (mut offsets, mut next) = (Vec::new(), Vec::new());
         for row in rows {
-            if outer_stale {
-                outer.clear();
-                outer.push(0);
-                for (d, &o) in index[..last].iter().enumerate() {
-                    next.clear();
-                    for &base in &outer {
-                        next.extend(self.tables[d][o].iter().map(|&t| base + t));
-                    }
-                    std::mem::swap(&mut outer, &mut next);
-                }
-                outer_stale = false;
-            }
             offsets.clear();
-            let inner = &self.tables[last][index[last]];
-            for &base in &outer {
-                offsets.extend(inner.iter().map(|&t| base + t));
+            offsets.push(0);
+            for (d, &o) in index.iter().enumerate() {
+                next.clear();
+                for &base in &offsets {
+                    next.extend(self.tables[d][o].iter().map(|&t| base + t));
+                }
+                std::mem::swap(&mut offsets, &mut next);
             }
             visit(row, &offsets)?;
             for d in (0..index.len()).rev() {
@@ -100,7 +85,6 @@ impl Walk {
                     break;
                 }
                 index[d] = 0;
-                outer_stale = true;
             }
         }
         Ok(())
