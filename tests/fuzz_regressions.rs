@@ -339,3 +339,17 @@ fn an_empty_update_leaves_a_bitcast_operand_unchanged() {
         assert_eq!(result.to_vec::<i32>().expect("s32"), vec![1], "{mode}");
     }
 }
+
+/// The fuzzer's find: a dot whose operand is also read by the loop it fuses into, as that
+/// loop's second parameter; output fusion put the dot before the parameter it reads (the
+/// verifier refused the fused computation). `2·[1,2,3,4] + [1,2,3,4]`.
+#[test]
+fn a_dot_fused_into_a_loop_that_reads_its_operand_too() {
+    let b = XlaBuilder::new("fuzz");
+    let v0 = b.parameter(0, &shape!(f32[]), "p0");
+    let v1 = b.parameter(1, &shape!(f32[4]), "p1");
+    let v2 = dot_general(v0, v1, &DotDimensionNumbers::new(&[], &[], &[], &[]));
+    let computation = b.build(add(v2, v1, &[])).expect("build");
+    let vector = Literal::vec1(&[1.0f32, 2.0, 3.0, 4.0]);
+    expect_f32(&computation, &[&Literal::scalar(2.0f32), &vector], &[3.0, 6.0, 9.0, 12.0]);
+}

@@ -107,7 +107,20 @@ fn with_product(
             name: fused.fresh_name("param", &mut names),
         })
         .collect();
-    let shift = instructions.len();
+    // Parameters first, then the product in the replaced parameter's place, then the rest in
+    // their order: the product may read a parameter that came after the one it replaces.
+    let is_parameter = |id: InstructionId| matches!(fused.instructions[id].opcode, Opcode::Parameter { .. });
+    let replaced_id = (0..fused.instructions.len())
+        .find(|&id| fused.instructions[id].opcode == Opcode::Parameter { number: replaced })?;
+    let order: Vec<InstructionId> = (0..fused.instructions.len())
+        .filter(|&id| is_parameter(id) && id != replaced_id)
+        .chain([replaced_id])
+        .chain((0..fused.instructions.len()).filter(|&id| !is_parameter(id)))
+        .collect();
+    let mut new_id = vec![0; fused.instructions.len()];
+    for (position, &id) in order.iter().enumerate() {
+        new_id[id] = position + instructions.len();
+    }
     let mut parameter_of_number = vec![usize::MAX; operands.len()];
     for (i, &(number, _)) in new_parameters.iter().enumerate() {
         parameter_of_number[number] = i;
@@ -116,13 +129,14 @@ fn with_product(
         if let Opcode::Parameter { number } = original.opcode {
             if number != replaced {
                 let number = if number > replaced { number - 1 } else { number };
-                parameter_of_number[number as usize] = id + shift;
+                parameter_of_number[number as usize] = new_id[id];
             }
         }
     }
-    for original in &fused.instructions {
+    for &id in &order {
+        let original = &fused.instructions[id];
         let mut instruction = Instruction {
-            operands: original.operands.iter().map(|&o| o + shift).collect(),
+            operands: original.operands.iter().map(|&o| new_id[o]).collect(),
             ..original.clone()
         };
         match original.opcode {
@@ -137,6 +151,6 @@ fn with_product(
         }
         instructions.push(instruction);
     }
-    let root = fused.root + shift;
+    let root = new_id[fused.root];
     Some((HloComputation { name: fused.name, instructions, root }, operands))
 }
