@@ -7,30 +7,12 @@ use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::exec::element::{convert as convert_element, with_binary_fn, Element};
 use crate::exec::math::{FastPath, Fused, MulAdd, Separate};
 
-use super::chains::Chain;
-use super::prefetch::Ahead;
-
-/// An operand of a chunk op: one value for every element, or a slice of the chunk's length.
-#[derive(Clone, Copy)]
-pub(super) enum Operand<'a, T> {
-    Splat(T),
-    Values(&'a [T]),
-}
-
-impl<T: Copy> Operand<'_, T> {
-    /// Element `i` of the chunk.
-    #[inline(always)]
-    pub(super) fn get(&self, i: usize) -> T {
-        match self {
-            Operand::Splat(v) => *v,
-            Operand::Values(values) => values[i],
-        }
-    }
-}
+use super::chunk::{Chunk, Operand, RowOperand, CHUNK, FOLD_LANES};
+use super::isa::{level, Level};
 
 /// `out = f(x)`; returns whether the result is a splat (written to `out[0]` only).
 #[inline(always)]
-fn map1<T: Copy, U>(x: Operand<'_, T>, out: &mut [U], f: impl Fn(T) -> U) -> bool {
+pub(super) fn map1<T: Copy, U>(x: Operand<'_, T>, out: &mut [U], f: impl Fn(T) -> U) -> bool {
     match x {
         Operand::Splat(a) => {
             out[0] = f(a);
@@ -49,7 +31,7 @@ fn map1<T: Copy, U>(x: Operand<'_, T>, out: &mut [U], f: impl Fn(T) -> U) -> boo
 /// lanes beyond the fast path ([`Element::beyond_fast`]: huge arguments of sin and cos,
 /// results of exp that are not normal); returns whether the result is a splat.
 #[inline(always)]
-fn map1_fast<T: Element>(
+pub(super) fn map1_fast<T: Element>(
     x: Operand<'_, T>,
     out: &mut [T],
     fast: impl Fn(T) -> T,
@@ -74,38 +56,6 @@ fn map1_fast<T: Element>(
                 }
             }
             false
-        }
-    }
-}
-
-/// An operand of a binary op computed over a tile's rows one after another ([`Rows`]): one
-/// value for every element, row `r`'s values at `values[r·pitch..]` (a chunk's rows with a
-/// pitch of their length, one row for all with 0, or an input's rows where they lie), or one
-/// value per row.
-#[derive(Clone, Copy)]
-pub(super) enum RowOperand<'a, T> {
-    Splat(T),
-    Rows { values: &'a [T], pitch: usize },
-    PerRow(&'a [T]),
-}
-
-impl<'a, T: Copy> RowOperand<'a, T> {
-    /// Whether it holds `rows` rows of `len` values.
-    pub(super) fn holds(&self, rows: usize, len: usize) -> bool {
-        match self {
-            RowOperand::Splat(_) => true,
-            RowOperand::Rows { values, pitch } => rows == 0 || (rows - 1) * pitch + len <= values.len(),
-            RowOperand::PerRow(values) => rows <= values.len(),
-        }
-    }
-
-    /// Row `r`'s `len` values.
-    #[inline(always)]
-    fn row(self, r: usize, len: usize) -> Operand<'a, T> {
-        match self {
-            RowOperand::Splat(value) => Operand::Splat(value),
-            RowOperand::Rows { values, pitch } => Operand::Values(&values[r * pitch..r * pitch + len]),
-            RowOperand::PerRow(values) => Operand::Splat(values[r]),
         }
     }
 }
@@ -209,52 +159,10 @@ macro_rules! inlined {
     };
 }
 
-#[cfg(target_arch = "x86_64")]
-mod chain_kernel;
-#[cfg(target_arch = "x86_64")]
-mod register_functions;
+pub(super) use inlined;
+
 #[cfg(target_arch = "x86_64")]
 mod transpose;
-#[cfg(target_arch = "x86_64")]
-mod vector;
-
-/// The instruction sets a chunk op is compiled for; the best one the CPU has is chosen at
-/// run time, so users need no `target-cpu` flags (the fused loops are
-/// compute-bound in cache, and wider vectors pay).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Level {
-    Baseline,
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-    #[cfg(target_arch = "x86_64")]
-    Avx512,
-}
-
-/// The widest instruction set this CPU supports, detected on the first call (every chunk op
-/// asks, so the answer is kept in one `OnceLock` read rather than six feature tests).
-fn level() -> Level {
-    static LEVEL: std::sync::OnceLock<Level> = std::sync::OnceLock::new();
-    *LEVEL.get_or_init(detect_level)
-}
-
-/// The widest instruction set this CPU supports.
-fn detect_level() -> Level {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512vl")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512dq")
-            && is_x86_feature_detected!("fma")
-        {
-            return Level::Avx512;
-        }
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            return Level::Avx2;
-        }
-    }
-    Level::Baseline
-}
 
 /// Defines each chunk op three times — for the baseline, AVX2 and AVX-512 — and a public
 /// entry that runs the widest the CPU supports. Each body sees a type `M`, how polynomial
@@ -434,7 +342,7 @@ fn accumulate<T: Element>(op: BinaryOp, acc: &mut [T], values: Operand<'_, T>, r
     false
 }
 
-/// `values` folded into `acc` with `op`: in `LANES` interleaved partial results for the
+/// `values` folded into `acc` with `op`: in `FOLD_LANES` interleaved partial results for the
 /// associative ops (add, multiply, max, min, and, or, xor; float sums are reassociated, as XLA
 /// may), in order for any other op. Max and min fold by plain comparisons where that is
 /// exact (see `plain_extremum`).
@@ -444,7 +352,7 @@ fn fold<T: Element>(op: BinaryOp, acc: &mut T, values: &[T]) -> bool {
         BinaryOp::Add | BinaryOp::Mul | BinaryOp::Max | BinaryOp::Min | BinaryOp::And | BinaryOp::Or | BinaryOp::Xor
     );
     let plain = match op {
-        _ if values.len() < 2 * LANES => None,
+        _ if values.len() < 2 * FOLD_LANES => None,
         BinaryOp::Max => plain_extremum(values, |lane, v| if v > lane { v } else { lane }),
         BinaryOp::Min => plain_extremum(values, |lane, v| if v < lane { v } else { lane }),
         _ => None,
@@ -452,11 +360,11 @@ fn fold<T: Element>(op: BinaryOp, acc: &mut T, values: &[T]) -> bool {
     with_binary_fn!(T, op, f => {
         if let Some(extremum) = plain {
             *acc = f(*acc, extremum);
-        } else if !associative || values.len() < 2 * LANES {
+        } else if !associative || values.len() < 2 * FOLD_LANES {
             *acc = values.iter().fold(*acc, |acc, &v| f(acc, v));
         } else {
-            let mut lanes: [T; LANES] = std::array::from_fn(|i| values[i]);
-            let mut chunks = values[LANES..].chunks_exact(LANES);
+            let mut lanes: [T; FOLD_LANES] = std::array::from_fn(|i| values[i]);
+            let mut chunks = values[FOLD_LANES..].chunks_exact(FOLD_LANES);
             for chunk in &mut chunks {
                 for (lane, &v) in lanes.iter_mut().zip(chunk) {
                     *lane = f(*lane, v);
@@ -482,19 +390,6 @@ const ROWS_HELD: usize = 4;
 /// The columns of a transposed input read side by side (see `load`), so that the reads of
 /// several columns' lines are in flight at once.
 const COLUMNS_IN_FLIGHT: usize = 8;
-
-/// One work item's chunk: `rows` rows of `len` elements, row after row in the registers.
-#[derive(Clone, Copy)]
-pub(super) struct Chunk {
-    pub(super) rows: usize,
-    pub(super) len: usize,
-}
-
-impl Chunk {
-    pub(super) fn count(self) -> usize {
-        self.rows * self.len
-    }
-}
 
 dispatched! {
 /// Reads a chunk of `source`: element (r, i) from `start + r·tile_step + i·step`. A splat
@@ -565,20 +460,38 @@ fn load<T: Element>(source: &[T], start: isize, steps: [isize; 2], chunk: Chunk,
 }
 }
 
-/// The largest (or smallest) of `values` (at least `LANES`) by plain comparisons, `pick(lane,
+/// `len` values folded into `acc` with `op` a CHUNK at a time, in order: as a reduce's own loop
+/// folds a row, so a row reduction inside a wider loop rounds as that loop does. One value for
+/// all is folded as a buffer of it would be (an unfused reduce reads a materialized broadcast),
+/// from one CHUNK of it on the stack.
+pub(super) fn fold_in_chunks<T: Element>(op: BinaryOp, acc: &mut T, values: Operand<'_, T>, len: usize) {
+    match values {
+        Operand::Values(values) => values[..len].chunks(CHUNK).for_each(|piece| {
+            fold(op, acc, piece);
+        }),
+        Operand::Splat(value) => {
+            let piece = [value; CHUNK];
+            (0..len).step_by(CHUNK).for_each(|first| {
+                fold(op, acc, &piece[..CHUNK.min(len - first)]);
+            });
+        }
+    }
+}
+
+/// The largest (or smallest) of `values` (at least `FOLD_LANES`) by plain comparisons, `pick(lane,
 /// v)` being `v` where it compares greater (or smaller): one `maxps` or `minps` per vector of
 /// lanes (and two to track NaNs), where `maximum` and `minimum` take five. `None` where that
 /// may differ from them: a NaN among `values` (a plain comparison drops it) or a zero result
 /// (−0 and +0 compare equal).
 #[inline(always)]
 fn plain_extremum<T: Element>(values: &[T], pick: impl Fn(T, T) -> T) -> Option<T> {
-    let mut lanes: [T; LANES] = std::array::from_fn(|i| values[i]);
+    let mut lanes: [T; FOLD_LANES] = std::array::from_fn(|i| values[i]);
     // A NaN is the one value unequal to itself (for any element type).
     #[allow(clippy::eq_op)]
     let is_nan = |v: T| v != v;
     // Each lane becomes a NaN once one of its values is.
     let mut nans = lanes;
-    let mut chunks = values[LANES..].chunks_exact(LANES);
+    let mut chunks = values[FOLD_LANES..].chunks_exact(FOLD_LANES);
     for chunk in &mut chunks {
         for ((lane, nan), &v) in lanes.iter_mut().zip(&mut nans).zip(chunk) {
             *lane = pick(*lane, v);
@@ -589,92 +502,6 @@ fn plain_extremum<T: Element>(values: &[T], pick: impl Fn(T, T) -> T) -> Option<
     let extremum = lanes.into_iter().chain(rest.iter().copied()).fold(lanes[0], &pick);
     let nan = nans.into_iter().chain(rest.iter().copied()).any(is_nan);
     (!nan && extremum != T::ZERO).then_some(extremum)
-}
-
-/// Lanes of independent accumulators when folding a chunk: they break the dependency chain so
-/// the fold vectorizes (for the associative ops). More gain nothing: the fold waits on its
-/// values, not on its adds.
-const LANES: usize = 16;
-
-/// The operands a chain's links read besides the running value, by node.
-pub(super) trait ChainOperands<T> {
-    /// The chunk's values of node `node`.
-    fn operand(&self, node: usize) -> ChainOperand<'_, T>;
-}
-
-/// A chain link's other operand over a chunk: any chunk op's, or one of two broadcasts along
-/// the chunk's rows read where they lie rather than copied into every row (only when each row
-/// is whole blocks of [`chain_lanes`]).
-#[derive(Clone, Copy)]
-pub(super) enum ChainOperand<'a, T> {
-    Chunk(Operand<'a, T>),
-    /// The same values along every row (a row vector broadcast down a tile of rows).
-    Row(&'a [T]),
-    /// One value per row: row `r`'s is `values[r]` (a column broadcast along the rows).
-    PerRow(&'a [T]),
-}
-
-/// The lanes [`chain`] computes at once; `None` where this CPU computes no chains (without
-/// AVX2 and FMA: a chain's nodes are then evaluated one by one).
-pub(super) fn chain_lanes() -> Option<usize> {
-    match level() {
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => Some(chain_kernel::AVX512_LANES),
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => Some(chain_kernel::AVX2_LANES),
-        Level::Baseline => None,
-    }
-}
-
-/// A chain's value over the chunk (see `chains.rs`): its start (`operands`' values of that
-/// node) taken through every link in order, a block of [`chain_lanes`] lanes at a time, each
-/// block kept in vector registers from the first link to the last, each side run's block
-/// computed before it. The chunk is rows of `row_len`; it needs `out.len()` of at least a
-/// block unless every operand is a splat, and rows of whole blocks if an operand (the start
-/// among them) is of a row form. Returns whether the result is a splat, or `None` where this
-/// CPU computes no chains (or no such sides). With `fold`, the chain also sums each piece of
-/// each row of its values, unless they are a splat (then `fold` is left as it was); its rows
-/// must then be whole blocks. With `ahead`, it asks for the lines that far past each block of
-/// its start's values as it reads them (see `prefetch.rs`).
-pub(super) fn chain(
-    chain: &Chain,
-    operands: &impl ChainOperands<f32>,
-    out: &mut [f32],
-    row_len: usize,
-    fold: Option<RowFold<'_>>,
-    ahead: Option<Ahead>,
-) -> Option<bool> {
-    match level() {
-        // SAFETY: `level()` found the CPU supports AVX-512 and FMA.
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => unsafe {
-            <vector::Avx512 as vector::Vector>::chain(chain, operands, out, row_len, fold, ahead)
-        },
-        // SAFETY: `level()` found the CPU supports AVX2 and FMA.
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe {
-            <vector::Avx2 as vector::Vector>::chain(chain, operands, out, row_len, fold, ahead)
-        },
-        Level::Baseline => {
-            let _ = (chain, operands, out, row_len, fold, ahead);
-            None
-        }
-    }
-}
-
-/// Where a chain sums its values as it computes them (`chains::Fold`): each row cut into
-/// pieces of `CHUNK` (`run.rs`), piece `p` of row `r` summed into `pieces[r·n + p]` for rows
-/// of `n` pieces, as `fold` sums a piece in memory; the reduce then adds the pieces' sums to
-/// its initial value in order.
-pub(super) struct RowFold<'a> {
-    pub(super) pieces: &'a mut [f32],
-}
-
-impl RowFold<'_> {
-    /// The pieces of a row of `row_len` (`n` above).
-    pub(super) fn pieces_per_row(row_len: usize) -> usize {
-        row_len.div_ceil(super::run::CHUNK)
-    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 //! next ones, so memory idles while they compute unless a later tile's lines are fetched
 //! meanwhile.
 
-use super::chunk_ops::Chunk;
+use super::chunk::Chunk;
 
 /// The bytes of a cache line.
 const LINE_BYTES: usize = 64;

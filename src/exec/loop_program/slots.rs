@@ -2,7 +2,7 @@
 //! buffers (*slots*), a node taking a slot of its element type that no live node holds, so a
 //! long chain touches two or three cache-resident buffers instead of one per node.
 
-use super::Node;
+use super::nodes::Node;
 use crate::element_type::ElementType;
 
 /// Which slot holds each node's values (`of_node`), and each slot's element type.

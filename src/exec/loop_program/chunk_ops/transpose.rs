@@ -10,9 +10,10 @@ use std::arch::x86_64::{
     _mm512_unpackhi_ps, _mm512_unpacklo_pd, _mm512_unpacklo_ps,
 };
 
-use super::{level, Chunk, Level};
 use crate::element_type::ElementType;
 use crate::exec::element::Element;
+use crate::exec::loop_program::chunk::Chunk;
+use crate::exec::loop_program::isa::{level, Level};
 
 /// Reads `chunk` of a transposed input into `out` (row after row), element (r, i) from
 /// `source[start + r + i·step]`, through registers; returns `false`, having written nothing,

@@ -3,17 +3,19 @@
 //! operations and order, one vector instruction for each scalar one), so to the bit the
 //! values of the chunk loops that compile those functions. `log` (and the blocks of `exp` or
 //! `logistic` with a lane beyond `exp`'s fast part) go through memory to their vectorized
-//! loop ([`Vector::apply_function`]).
+//! loop ([`ThroughMemory::apply_function`]).
 //!
 //! In registers the block skips a store, a loop of the function over its lanes and a load per
 //! link, which makes a chain of two links through a function pay (see `chains::MIN_LINKS`).
 //!
 //! [`Fused`]: crate::exec::math::Fused
 
-use super::chain_kernel::{each, Block};
-use super::vector::Vector;
-use crate::exec::loop_program::chains::ChainFunction;
-use crate::exec::math::{ExpLog, Real, TANH_ONE_FROM, TANH_P, TANH_Q};
+use super::vector::{each, for_each_vector, load, store, Avx2, Avx512, Block, Vector};
+use crate::exec::element::Element;
+use crate::exec::loop_program::chain::ChainFunction;
+use crate::exec::loop_program::chunk::Operand;
+use crate::exec::loop_program::chunk_ops::{inlined, map1, map1_fast};
+use crate::exec::math::{ExpLog, FastPath, Fused, Real, TANH_ONE_FROM, TANH_P, TANH_Q};
 
 /// `function` on every lane of `block` (`sign` is −0 in every lane): in registers for
 /// `tanh`, and for `exp` and `logistic` unless a lane is beyond `exp`'s fast part; through
@@ -21,7 +23,7 @@ use crate::exec::math::{ExpLog, Real, TANH_ONE_FROM, TANH_P, TANH_Q};
 /// than `array::map`, whose closure is not inlined into the kernel's instance for the
 /// instruction set, each intrinsic then a call.)
 #[inline(always)]
-pub(super) fn apply<V: Vector>(mut block: Block<V>, function: ChainFunction, sign: V) -> Block<V> {
+pub(super) fn apply<V: ThroughMemory>(mut block: Block<V>, function: ChainFunction, sign: V) -> Block<V> {
     match function {
         ChainFunction::Exp if all_within(&block, EXP_FAST, sign) => each(&mut block, |x| exp_fast(x, sign)),
         ChainFunction::Tanh => each(&mut block, |x| tanh(x, sign)),
@@ -32,6 +34,52 @@ pub(super) fn apply<V: Vector>(mut block: Block<V>, function: ChainFunction, sig
     }
     block
 }
+
+/// `function` on every lane of the block, as its pass computes it (`chunk_ops::unary`'s map
+/// of the same function, whose builds with FMA fuse the same steps): through memory, where a
+/// vectorized loop has the registers the function needs. Each vector type compiles it out of
+/// line for its instruction set ([`ThroughMemory::apply_function`]), so that the block loop's
+/// registers stay the block's (a block passed by reference stayed in memory across every link).
+#[inline(always)]
+fn map_function<V: Vector>(block: Block<V>, function: ChainFunction) -> Block<V> {
+    let (mut values, mut out) = (V::ZEROED, V::ZEROED);
+    store(&block, values.as_mut());
+    let (x, out_lanes) = (Operand::Values(values.as_ref()), out.as_mut());
+    match function {
+        ChainFunction::Exp => {
+            map1_fast(x, out_lanes, inlined!(exp_fast::<Fused>(x)), FastPath::Exp, inlined!(exp::<Fused>(x)))
+        }
+        ChainFunction::Log => map1(x, out_lanes, inlined!(log::<Fused>(x))),
+        ChainFunction::Tanh => map1(x, out_lanes, inlined!(tanh::<Fused>(x))),
+        ChainFunction::Logistic => map1(x, out_lanes, inlined!(logistic::<Fused>(x))),
+    };
+    load(block[0], out.as_ref())
+}
+
+/// A vector type whose instruction set [`map_function`] is compiled for.
+pub(super) trait ThroughMemory: Vector {
+    /// `function` on every lane of `block`, by [`map_function`] compiled for the instruction
+    /// set of `Self` (out of line: the function needs registers of its own).
+    fn apply_function(block: Block<Self>, function: ChainFunction) -> Block<Self>;
+}
+
+/// Implements [`ThroughMemory`] for a vector type with its instruction set's features.
+macro_rules! through_memory {
+    ($name:ident, $features:literal) => {
+        impl ThroughMemory for $name {
+            fn apply_function(block: Block<Self>, function: ChainFunction) -> Block<Self> {
+                #[target_feature(enable = $features)]
+                #[inline(never)]
+                fn compiled(block: Block<$name>, function: ChainFunction) -> Block<$name> {
+                    map_function(block, function)
+                }
+                // SAFETY: `block` exists, so the CPU has the instruction set.
+                unsafe { compiled(block, function) }
+            }
+        }
+    };
+}
+for_each_vector!(through_memory);
 
 /// Where `math::exp_fast` is `math::exp` (beyond: `exp_beyond_fast`).
 const EXP_FAST: [f32; 2] = [f32::EXP_FAST_MIN, f32::EXP_OVERFLOW];
@@ -92,8 +140,8 @@ fn poly<V: Vector>(x: V, c: &[f32], like: V) -> V {
 
 #[cfg(test)]
 mod tests {
-    use super::super::chain_kernel::{store, REGISTERS};
     use super::super::vector::for_each_instruction_set;
+    use super::super::vector::REGISTERS;
     use super::*;
     use crate::exec::math::tests::dense_sample;
     use crate::exec::math::{exp, logistic as scalar_logistic, tanh as scalar_tanh, Fused};
@@ -144,7 +192,12 @@ mod tests {
         );
     }
 
-    fn check_with<V: Vector>(like: V, function: ChainFunction, scalar: fn(f32) -> f32, values: &[f32]) {
+    fn check_with<V: ThroughMemory>(
+        like: V,
+        function: ChainFunction,
+        scalar: fn(f32) -> f32,
+        values: &[f32],
+    ) {
         let lanes = REGISTERS * V::WIDTH;
         let sign = like.splat_like(-0.0);
         let mut out = vec![0.0f32; lanes];
@@ -181,7 +234,7 @@ mod tests {
     #[test]
     fn one_lane_beyond_the_fast_part_sends_the_block_through_memory() {
         for_each_instruction_set(beyond::<_>, beyond::<_>);
-        fn beyond<V: Vector>(like: V) {
+        fn beyond<V: ThroughMemory>(like: V) {
             let lanes = REGISTERS * V::WIDTH;
             let mut values: Vec<f32> = (0..lanes).map(|i| i as f32 * 0.37 - 20.0).collect();
             values[lanes - 1] = -100.0;

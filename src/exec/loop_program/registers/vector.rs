@@ -4,7 +4,7 @@
 //! arithmetic on it is safe. Each method is an instruction or two (AVX-512's `unordered`
 //! compares into a mask, then widens it), inlined into the kernel's instance compiled for the
 //! same instruction set. Besides the links' ops it has the few that the functions computed in
-//! registers need (`register_functions.rs`): a fused multiply-add, a select, an exponent
+//! registers need (`functions.rs`): a fused multiply-add, a select, an exponent
 //! scaling and a range test.
 
 use std::arch::x86_64::{
@@ -19,10 +19,34 @@ use std::arch::x86_64::{
     _CMP_GE_OQ, _CMP_LE_OQ, _CMP_UNORD_Q,
 };
 
-use super::chain_kernel::{self, map_function, Block, REGISTERS};
-use super::{ChainOperands, RowFold};
-use crate::exec::loop_program::chains::{Chain, ChainFunction};
-use crate::exec::loop_program::prefetch::Ahead;
+/// The registers of a block: eight of AVX2's sixteen (of AVX-512's 32), so the links have
+/// eight left for their temporaries (maximum and minimum use three). A block of sixteen of
+/// AVX-512's registers runs GELU slower, however its operands are loaded.
+pub(super) const REGISTERS: usize = 8;
+
+/// A block of lanes in registers.
+pub(super) type Block<V> = [V; REGISTERS];
+
+/// The lanes of a block of `V`.
+pub(super) const fn lanes<V: Vector>() -> usize {
+    REGISTERS * V::WIDTH
+}
+
+/// The lanes a block holds under AVX2.
+pub(super) const AVX2_LANES: usize = lanes::<Avx2>();
+
+/// The lanes a block holds under AVX-512.
+pub(super) const AVX512_LANES: usize = lanes::<Avx512>();
+
+/// `$m!(Vector, "features")` for each instruction set's vector type and its
+/// `#[target_feature]` list (a literal there), for code compiled once per instruction set.
+macro_rules! for_each_vector {
+    ($m:ident) => {
+        $m!(Avx2, "avx2,fma");
+        $m!(Avx512, "avx512f,avx512vl,avx512bw,avx512dq,fma");
+    };
+}
+pub(super) use for_each_vector;
 
 /// A vector of `f32` lanes and the instructions the chain kernel computes with.
 pub(super) trait Vector: Copy {
@@ -100,24 +124,6 @@ pub(super) trait Vector: Copy {
 
     /// Whether every lane lies in `[lo, hi]` (none is NaN).
     fn all_within(self, lo: Self, hi: Self) -> bool;
-
-    /// `function` on every lane of `block`, by the kernel's [`map_function`] compiled for the
-    /// instruction set of `Self` (out of line: the function needs registers of its own).
-    fn apply_function(block: Block<Self>, function: ChainFunction) -> Block<Self>;
-
-    /// The kernel's [`chain_kernel::chain`] in registers of `Self`, compiled for its
-    /// instruction set.
-    ///
-    /// # Safety
-    /// The CPU has the instruction set of `Self`.
-    unsafe fn chain(
-        chain: &Chain,
-        operands: &impl ChainOperands<f32>,
-        out: &mut [f32],
-        row_len: usize,
-        fold: Option<RowFold<'_>>,
-        ahead: Option<Ahead>,
-    ) -> Option<bool>;
 }
 
 /// Implements [`Vector`] for an instruction set's register type from its intrinsics.
@@ -203,29 +209,6 @@ macro_rules! vector {
                 // SAFETY: as above.
                 unsafe { $all_within }
             }
-
-            fn apply_function(block: Block<Self>, function: ChainFunction) -> Block<Self> {
-                #[target_feature(enable = $features)]
-                #[inline(never)]
-                fn compiled(block: Block<$name>, function: ChainFunction) -> Block<$name> {
-                    map_function(block, function)
-                }
-                // SAFETY: `block` exists, so the CPU has the instruction set.
-                unsafe { compiled(block, function) }
-            }
-
-            #[target_feature(enable = $features)]
-            unsafe fn chain(
-                chain: &Chain,
-                operands: &impl ChainOperands<f32>,
-                out: &mut [f32],
-                row_len: usize,
-                fold: Option<RowFold<'_>>,
-                ahead: Option<Ahead>,
-            ) -> Option<bool> {
-                // SAFETY: the caller's CPU has the instruction set.
-                unsafe { chain_kernel::chain::<$name>(chain, operands, out, row_len, fold, ahead) }
-            }
         }
     };
     (@binary $($intrinsic:ident $method:ident),*) => {$(
@@ -302,11 +285,34 @@ vector!(
     |x, lo, hi| _mm512_cmp_ps_mask::<_CMP_GE_OQ>(x, lo) & _mm512_cmp_ps_mask::<_CMP_LE_OQ>(x, hi) == 0xffff
 );
 
+/// `f` on every register of the block.
+#[inline(always)]
+pub(super) fn each<V: Vector>(block: &mut Block<V>, f: impl Fn(V) -> V) {
+    block.iter_mut().for_each(|a| *a = f(*a));
+}
+
+/// A block of the first lanes of `values` (a chain's operands hold every block of its chunk;
+/// `like` is any vector: proof of the instruction set).
+#[inline(always)]
+pub(super) fn load<V: Vector>(like: V, values: &[f32]) -> Block<V> {
+    let lanes = values.get(..lanes::<V>()).expect("a chain's operands hold every block of its chunk");
+    std::array::from_fn(|r| like.load_like(&lanes[r * V::WIDTH..]))
+}
+
+/// The block stored to the first lanes of `out`.
+#[inline(always)]
+pub(super) fn store<V: Vector>(block: &Block<V>, out: &mut [f32]) {
+    let lanes = out.get_mut(..lanes::<V>()).expect("a chain's output holds every block");
+    for (register, lanes) in block.iter().zip(lanes.chunks_exact_mut(V::WIDTH)) {
+        register.store(lanes);
+    }
+}
+
 /// A vector of each instruction set this CPU has, `f(vector)` for each: AVX2's, then
 /// AVX-512's.
 #[cfg(test)]
 pub(super) fn for_each_instruction_set(mut avx2: impl FnMut(Avx2), mut avx512: impl FnMut(Avx512)) {
-    use super::{detect_level, Level};
+    use crate::exec::loop_program::isa::{detect_level, Level};
     let level = detect_level();
     if matches!(level, Level::Avx2 | Level::Avx512) {
         // SAFETY: the CPU has AVX2 and FMA (every level above the baseline has them).

@@ -2,7 +2,7 @@
 //! or AVX-512's. A block of eight registers (64 `f32` lanes under AVX2, 128 under AVX-512) is
 //! held from a chain's first link to its last, each link one or a few vector instructions per
 //! register, or an elementary function: `exp`, `tanh` and `logistic` in the registers
-//! (`register_functions.rs`), `log` over the lanes through memory ([`map_function`]).
+//! (`functions.rs`), `log` over the lanes through memory (`functions::map_function`).
 //! The chain's side runs are computed first for each block, each stored to a block on the
 //! stack that the link reading it loads. A chain that folds a row sum adds each stored block
 //! to the sums of its piece of the row ([`fold_block`]).
@@ -18,33 +18,14 @@
 //! each such load reads one line; a load across two lines costs more, once per link. (What was
 //! measured and dropped, prefetches and other block shapes among it: `docs/performance.md`.)
 
-use super::register_functions;
-use super::vector::{Avx2, Avx512, Vector};
-use super::{map1, map1_fast, ChainOperand, ChainOperands, Operand, RowFold, LANES as FOLD_LANES};
-use crate::exec::element::Element;
-use crate::exec::loop_program::chains::{Chain, ChainFunction, ChainOp, Link, MAX_SIDES};
+use super::functions::{self, ThroughMemory};
+use super::vector::{
+    each, for_each_vector, lanes, load, store, Avx2, Avx512, Block, Vector, AVX2_LANES, AVX512_LANES,
+    REGISTERS,
+};
+use crate::exec::loop_program::chain::{Chain, ChainFunction, ChainOp, Link, MAX_SIDES};
+use crate::exec::loop_program::chunk::{ChainOperand, ChainOperands, Operand, RowFold, CHUNK, FOLD_LANES};
 use crate::exec::loop_program::prefetch::Ahead;
-use crate::exec::loop_program::run::CHUNK;
-use crate::exec::math::{FastPath, Fused};
-
-/// The registers of a block: eight of AVX2's sixteen (of AVX-512's 32), so the links have
-/// eight left for their temporaries (maximum and minimum use three). A block of sixteen of
-/// AVX-512's registers runs GELU slower, however its operands are loaded.
-pub(super) const REGISTERS: usize = 8;
-
-/// The lanes of a block of `V`.
-const fn lanes<V: Vector>() -> usize {
-    REGISTERS * V::WIDTH
-}
-
-/// The lanes a chain computes at once under AVX2.
-pub(super) const AVX2_LANES: usize = lanes::<Avx2>();
-
-/// The lanes a chain computes at once under AVX-512.
-pub(super) const AVX512_LANES: usize = lanes::<Avx512>();
-
-/// A block of lanes in registers.
-pub(super) type Block<V> = [V; REGISTERS];
 
 /// The current block of each side run, stored for the links that read it.
 type SideLanes<V> = [<V as Vector>::Lanes; MAX_SIDES];
@@ -145,7 +126,7 @@ macro_rules! steps {
         /// `lane..lane + lanes` of row `row`, whose side runs' blocks are `sides`; `sign` is
         /// −0 in every lane.
         #[inline(always)]
-        fn apply<V: Vector>(
+        fn apply<V: ThroughMemory>(
             step: Step<'_>,
             block: &mut Block<V>,
             [first, lane, row]: [usize; 3],
@@ -155,7 +136,7 @@ macro_rules! steps {
             match step {
                 Step::Neg => each(block, |a| a.xor(sign)),
                 Step::Abs => each(block, |a| sign.and_not(a)),
-                Step::Function(function) => *block = register_functions::apply(*block, function, sign),
+                Step::Function(function) => *block = functions::apply(*block, function, sign),
                 Step::MaxOrdered(b) => {
                     let (b, keep) = (sign.splat_like(b), ordered_mask(b.is_sign_positive(), sign));
                     each(block, |a| maximum_ordered(a, b, keep))
@@ -196,7 +177,7 @@ steps! {
         MinRow, MinRowRight, MinPerRow, MinPerRowRight, MinSide, MinSideRight;
 }
 
-/// The chain over the chunk of rows of `row_len` (see `chunk_ops::chain`), with its `sides`:
+/// The chain over the chunk of rows of `row_len` (see `registers::chain`), with its `sides`:
 /// needs `out` to hold a block unless every operand is a splat, and rows of whole blocks if an
 /// operand is of a row form; returns whether the result is a splat (`None` for more than
 /// [`MAX_SIDES`] sides, or one starting from values of a row form). With `fold`, each row's
@@ -205,10 +186,10 @@ steps! {
 /// values asks for the lines that far past it ([`Ahead::request`]).
 ///
 /// # Safety
-/// The CPU has the instruction set of `V`. (Each [`Vector`] compiles it for its instruction
-/// set: [`Vector::chain`].)
+/// The CPU has the instruction set of `V`. (Each vector type compiles it for its instruction
+/// set: [`Compiled::chain`].)
 #[inline(always)]
-pub(super) unsafe fn chain<V: Vector>(
+unsafe fn chain<V: ThroughMemory>(
     chain: &Chain,
     operands: &impl ChainOperands<f32>,
     out: &mut [f32],
@@ -364,27 +345,6 @@ fn start_block<V: Vector>(like: V, start: ChainOperand<'_, f32>, [first, lane, r
     }
 }
 
-/// `function` on every lane of the block, as its pass computes it (`chunk_ops::unary`'s map
-/// of the same function, whose builds with FMA fuse the same steps): through memory, where a
-/// vectorized loop has the registers the function needs. Each [`Vector`] compiles it out of
-/// line for its instruction set ([`Vector::apply_function`]), so that the block loop's
-/// registers stay the block's (a block passed by reference stayed in memory across every link).
-#[inline(always)]
-pub(super) fn map_function<V: Vector>(block: Block<V>, function: ChainFunction) -> Block<V> {
-    let (mut values, mut out) = (V::ZEROED, V::ZEROED);
-    store(&block, values.as_mut());
-    let (x, out_lanes) = (Operand::Values(values.as_ref()), out.as_mut());
-    match function {
-        ChainFunction::Exp => {
-            map1_fast(x, out_lanes, inlined!(exp_fast::<Fused>(x)), FastPath::Exp, inlined!(exp::<Fused>(x)))
-        }
-        ChainFunction::Log => map1(x, out_lanes, inlined!(log::<Fused>(x))),
-        ChainFunction::Tanh => map1(x, out_lanes, inlined!(tanh::<Fused>(x))),
-        ChainFunction::Logistic => map1(x, out_lanes, inlined!(logistic::<Fused>(x))),
-    };
-    load(block[0], out.as_ref())
-}
-
 /// `f(running, other)` on every register of the block, the other operand's lanes `first..`
 /// from `values`.
 #[inline(always)]
@@ -400,12 +360,6 @@ fn each_with<V: Vector>(block: &mut Block<V>, values: &[f32], first: usize, f: i
 fn each_splat<V: Vector>(block: &mut Block<V>, value: f32, f: impl Fn(V, V) -> V) {
     let value = block[0].splat_like(value);
     each(block, |a| f(a, value));
-}
-
-/// `f` on every register of the block.
-#[inline(always)]
-pub(super) fn each<V: Vector>(block: &mut Block<V>, f: impl Fn(V) -> V) {
-    block.iter_mut().for_each(|a| *a = f(*a));
 }
 
 /// IEEE 754-2019 maximum, as `math::maximum`: NaN if either is, +0 for ±0. `maxps` returns
@@ -452,29 +406,51 @@ fn minimum_ordered<V: Vector>(a: V, b: V, set: V) -> V {
     set.or(b.min_or_second(a))
 }
 
-/// A block of the first lanes of `values` (a chain's operands hold every block of its chunk;
-/// `like` is any vector: proof of the instruction set).
-#[inline(always)]
-fn load<V: Vector>(like: V, values: &[f32]) -> Block<V> {
-    let lanes = values.get(..lanes::<V>()).expect("a chain's operands hold every block of its chunk");
-    std::array::from_fn(|r| like.load_like(&lanes[r * V::WIDTH..]))
+/// The chain kernel compiled for the instruction set of a vector type.
+pub(super) trait Compiled: ThroughMemory {
+    /// [`chain`] in registers of `Self`, compiled for its instruction set.
+    ///
+    /// # Safety
+    /// The CPU has the instruction set of `Self`.
+    unsafe fn chain(
+        chain: &Chain,
+        operands: &impl ChainOperands<f32>,
+        out: &mut [f32],
+        row_len: usize,
+        fold: Option<RowFold<'_>>,
+        ahead: Option<Ahead>,
+    ) -> Option<bool>;
 }
 
-/// The block stored to the first lanes of `out`.
-#[inline(always)]
-pub(super) fn store<V: Vector>(block: &Block<V>, out: &mut [f32]) {
-    let lanes = out.get_mut(..lanes::<V>()).expect("a chain's output holds every block");
-    for (register, lanes) in block.iter().zip(lanes.chunks_exact_mut(V::WIDTH)) {
-        register.store(lanes);
-    }
+/// Implements [`Compiled`] for a vector type with its instruction set's features.
+macro_rules! compiled {
+    ($name:ident, $features:literal) => {
+        impl Compiled for $name {
+            #[target_feature(enable = $features)]
+            unsafe fn chain(
+                chain: &Chain,
+                operands: &impl ChainOperands<f32>,
+                out: &mut [f32],
+                row_len: usize,
+                fold: Option<RowFold<'_>>,
+                ahead: Option<Ahead>,
+            ) -> Option<bool> {
+                // SAFETY: the caller's CPU has the instruction set.
+                unsafe { self::chain::<$name>(chain, operands, out, row_len, fold, ahead) }
+            }
+        }
+    };
 }
+for_each_vector!(compiled);
 
 #[cfg(test)]
 mod tests {
     use super::super::vector::for_each_instruction_set;
     use super::*;
     use crate::attributes::BinaryOp;
-    use crate::exec::loop_program::chains::Side;
+    use crate::exec::element::Element;
+    use crate::exec::loop_program::chain::Side;
+    use crate::exec::math::Fused;
     use crate::exec::math::{maximum as scalar_maximum, minimum as scalar_minimum};
 
     /// Every kind of `f32` that maximum and minimum treat apart.
@@ -560,12 +536,12 @@ mod tests {
             // SAFETY (both): a vector of the instruction set exists, so the CPU has it.
             |_| {
                 random_chains(AVX2_LANES, |chain, nodes, out, row_len, fold| unsafe {
-                    Avx2::chain(chain, nodes, out, row_len, fold, ahead)
+                    <Avx2 as Compiled>::chain(chain, nodes, out, row_len, fold, ahead)
                 })
             },
             |_| {
                 random_chains(AVX512_LANES, |chain, nodes, out, row_len, fold| unsafe {
-                    Avx512::chain(chain, nodes, out, row_len, fold, ahead)
+                    <Avx512 as Compiled>::chain(chain, nodes, out, row_len, fold, ahead)
                 })
             },
         );
@@ -644,7 +620,7 @@ mod tests {
                 for (k, piece) in out.chunks(row_len).flat_map(|row| row.chunks(CHUNK)).enumerate() {
                     // −0 + x is x, for every x: the piece's sum alone.
                     let mut want = -0.0;
-                    super::super::fold(BinaryOp::Add, &mut want, piece);
+                    crate::exec::loop_program::chunk_ops::fold(BinaryOp::Add, &mut want, piece);
                     assert!(same(pieces[k], want), "case {case}, piece {k}: {} against {want}", pieces[k]);
                 }
             }
