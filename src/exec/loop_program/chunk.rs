@@ -6,7 +6,7 @@
 pub(super) const CHUNK: usize = 1024;
 
 /// One work item's chunk: `rows` rows of `len` elements, row after row in the registers.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 pub(super) struct Chunk {
     pub(super) rows: usize,
     pub(super) len: usize,

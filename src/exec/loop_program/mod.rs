@@ -26,7 +26,8 @@
 //! - `chunk_ops.rs` (element-wise ops over a chunk, per instruction set), `prefetch.rs`,
 //!   `registers.rs` (the chain kernel: `registers/vector.rs`, `functions.rs`, `kernel.rs`);
 //! - `frame.rs` (where each node's values are), `target.rs` (the output), `geometry.rs`
-//!   (work items and threads), `evaluate.rs` (one node over a chunk), `run.rs` (a run).
+//!   (work items and threads), `evaluate.rs` (one node over a chunk), `item.rs` (one work
+//!   item), `run.rs` (a run).
 
 mod chain;
 mod chains;
@@ -37,6 +38,7 @@ mod expression;
 mod frame;
 mod geometry;
 mod isa;
+mod item;
 mod nodes;
 mod prefetch;
 mod program;
