@@ -12,7 +12,7 @@ use crate::common::reference::indices;
 use crate::common::reference::reduction::float_sum;
 use crate::common::reference::windows::enum_padding;
 use crate::common::semantics::{self, BinaryKind};
-use crate::common::values::{Array, Elem, Value};
+use crate::common::values::{min_subnormal, Array, Elem, Value};
 use lazy_xla::{DotDimensionNumbers, ElementType};
 
 /// XLA's `primitive_util::HigherPrecisionType`: floats above integers, then by exponent range,
@@ -61,10 +61,15 @@ fn sum_of_products(ty: ElementType, pairs: &[(Elem, Elem)]) -> Elem {
         .map(|&(a, b)| {
             let (x, y) = (a.value.float(), b.value.float());
             // An f64 product of finite factors that overflows is infinite only if it is rounded
-            // on its own: a fused multiply-add keeps it finite.
+            // on its own: a fused multiply-add keeps it finite. Likewise one of nonzero factors
+            // that underflows is a zero (of the product's sign) only if it is rounded on its
+            // own: a fused multiply-add adds it exactly, so `0·2 + 1e-323·(−0.25)` is +0 by
+            // separate roundings (as XLA's batched f64 dot computes it) and −0 by an FMA.
             let overflow = x.is_finite() && y.is_finite() && !(x * y).is_finite();
+            let underflow = x != 0.0 && y != 0.0 && x * y == 0.0;
             let err = match (a.is_exact() && b.is_exact(), a.is_unknown() || b.is_unknown() || overflow) {
                 (_, true) => f64::INFINITY,
+                (true, _) if underflow => min_subnormal(ty),
                 (true, _) => 0.0,
                 _ => x.abs() * b.err + y.abs() * a.err + a.err * b.err,
             };
