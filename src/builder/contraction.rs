@@ -1,8 +1,7 @@
 //! Ops that combine many elements into one: `reduce`, `dot` and `dot_general`.
 
 use crate::attributes::{DotDimensionNumbers, PrecisionConfig};
-use crate::builder::builder::Operand;
-use crate::builder::{XlaBuilder, XlaOp};
+use crate::builder::builder::{Operand, XlaBuilder, XlaOp};
 use crate::element_type::ElementType;
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::ir::Opcode;

@@ -2,7 +2,7 @@
 //! and `map`. Each computation is built by another builder (parameters in order) and embedded
 //! into this one, as XlaBuilder embeds it; its signature is checked with XLA's sentences.
 
-use crate::builder::{XlaBuilder, XlaOp};
+use crate::builder::builder::{XlaBuilder, XlaOp};
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::infer::branch_selector;
 use crate::hlo::ir::Opcode;

@@ -2,7 +2,7 @@
 //! default dimension numbers and a `Padding` enum).
 
 use crate::attributes::{ConvolutionDimensionNumbers, Padding, PrecisionConfig};
-use crate::builder::XlaOp;
+use crate::builder::builder::XlaOp;
 use crate::element_type::ElementType;
 use crate::hlo::ir::Opcode;
 use crate::shape_inference::convolution::{convolve_shape, kernel_window_sizes, verify_convolution};

@@ -2,7 +2,7 @@
 //! slice, concatenate, pad and reverse.
 
 use crate::attributes::PaddingConfig;
-use crate::builder::{XlaBuilder, XlaOp};
+use crate::builder::builder::{XlaBuilder, XlaOp};
 use crate::hlo::ir::Opcode;
 use crate::shape::Shape;
 use crate::shape_inference::broadcast::{broadcast_in_dim_shape, broadcast_shape};

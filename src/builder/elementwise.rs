@@ -2,7 +2,7 @@
 //! clamp and convert.
 
 use crate::attributes::{BinaryOp, ComparisonDirection, UnaryOp};
-use crate::builder::XlaOp;
+use crate::builder::builder::XlaOp;
 use crate::element_type::ElementType;
 use crate::hlo::ir::Opcode;
 use crate::shape_inference::bitcast::bitcast_convert_shape;

@@ -3,7 +3,7 @@
 //! scatter window that does not fit is skipped whole.
 
 use crate::attributes::{GatherDimensionNumbers, ScatterDimensionNumbers};
-use crate::builder::XlaOp;
+use crate::builder::builder::XlaOp;
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::ir::Opcode;
 use crate::shape::Shape;

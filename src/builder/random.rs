@@ -1,7 +1,7 @@
 //! Random bits: `rng_bit_generator`.
 
 use crate::attributes::RandomAlgorithm;
-use crate::builder::XlaOp;
+use crate::builder::builder::XlaOp;
 use crate::hlo::ir::Opcode;
 use crate::shape::Shape;
 use crate::shape_inference::random::rng_bit_generator_shape;

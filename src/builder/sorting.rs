@@ -1,6 +1,6 @@
 //! Sorting: `sort` (any number of operands, any comparator) and `top_k`.
 
-use crate::builder::XlaOp;
+use crate::builder::builder::XlaOp;
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::ir::Opcode;
 use crate::shape::Shape;

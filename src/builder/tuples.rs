@@ -1,6 +1,6 @@
 //! Tuples: putting values together (`tuple`) and taking one apart (`get_tuple_element`).
 
-use crate::builder::{XlaBuilder, XlaOp};
+use crate::builder::builder::{XlaBuilder, XlaOp};
 use crate::hlo::ir::Opcode;
 use crate::shape::Shape;
 use crate::shape_inference::tuple::get_tuple_element_shape;

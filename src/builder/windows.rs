@@ -2,8 +2,7 @@
 //! a `Padding` enum or explicit padding.
 
 use crate::attributes::{Padding, Window};
-use crate::builder::builder::{Emitter, Operand};
-use crate::builder::XlaOp;
+use crate::builder::builder::{Emitter, Operand, XlaOp};
 use crate::error::Result;
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::ir::{InstructionId, Opcode};

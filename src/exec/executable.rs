@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use crate::error::{invalid_argument, Error, Result};
 use crate::exec::memory::MemoryStats;
-use crate::exec::plan::{evaluate, fused_program, Plan};
+use crate::exec::plan::step::fused_program;
+use crate::exec::plan::{evaluate, Plan};
 use crate::exec::value::Value;
 use crate::hlo::computation::XlaComputation;
 use crate::hlo::dot::computation_dot;

@@ -1,6 +1,7 @@
 //! The executor: compile a computation into an [`Executable`] and run it over layout-aware
 //! buffers.
 
+mod arg_extreme;
 mod buffer_assignment;
 mod comparator;
 pub(crate) mod dot_step;

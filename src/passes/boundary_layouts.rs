@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
-use crate::passes::Pass;
+use crate::passes::pass::Pass;
 use crate::shape::Shape;
 
 /// Relayouts the operands and results of every `call`, `while` and `conditional` of the

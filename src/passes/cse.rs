@@ -24,7 +24,7 @@ use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 
 use crate::hlo::rewrite::Rewrite;
 use crate::literal::Literal;
-use crate::passes::Pass;
+use crate::passes::pass::Pass;
 use crate::storage::with_native_type;
 
 /// Replaces each instruction by an earlier identical one, if there is one.

@@ -1,7 +1,7 @@
 //! Dead-code elimination: drop what the root does not need (parameters stay).
 
 use crate::hlo::ir::HloComputation;
-use crate::passes::Pass;
+use crate::passes::pass::Pass;
 
 /// Removes instructions the root does not depend on.
 pub(crate) struct DeadCode;

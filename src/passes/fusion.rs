@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use crate::hlo::ir::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
 use crate::hlo::loop_part::LoopPart;
-use crate::passes::{LoopCompiles, Pass};
+use crate::passes::backend::LoopCompiles;
+use crate::passes::pass::Pass;
 use crate::shape::Shape;
 
 /// Groups loop-fusible instructions into `fusion` instructions; `loop_compiles` is the loop

@@ -3,7 +3,7 @@
 //! across it). jax wraps `where`, `clip`, `relu`, `softmax`… in calls; XLA inlines them too.
 
 use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
-use crate::passes::Pass;
+use crate::passes::pass::Pass;
 
 /// Inlines every `call` of the computation (calls inside called computations are inlined as
 /// the pipeline reaches those).

@@ -6,46 +6,25 @@
 //! a graph out, pinned by HLO text. Passes never import the executor: constant folding
 //! evaluates, and fusion asks what one loop computes, through the [`Backend`] they are handed.
 
+mod backend;
 mod boundary_layouts;
 mod cse;
 mod dce;
 mod fusion;
 mod inline;
 mod output_fusion;
+mod pass;
 mod simplify;
+
+pub(crate) use backend::Backend;
 
 use std::sync::Arc;
 
 use crate::error::{invalid_argument, Result};
 use crate::hlo::ir::{HloComputation, Opcode};
 use crate::hlo::verify::verify;
-use crate::literal::Literal;
+use crate::passes::pass::Pass;
 use crate::shape::Shape;
-
-/// Evaluates a computation on arguments, unoptimized (the executor's, handed in by
-/// `compile`): how constant folding computes a folded value.
-pub(crate) type Evaluator<'a> = &'a (dyn Fn(&HloComputation, &[&Literal]) -> Result<Literal> + Sync);
-
-/// Whether the loop compiler computes a fused computation, over inputs of the given shapes, as
-/// one loop (the executor's, handed in by `compile`), and, rooted at a reduce, folds its
-/// values as the reduce of its operand materialized would: how fusion decides that a reduce
-/// joins a loop as a row reduction, or keeps its producers.
-pub(crate) type LoopCompiles<'a> = &'a (dyn Fn(&HloComputation, &[Shape]) -> bool + Sync);
-
-/// What the passes ask of the executor, which they never import.
-#[derive(Clone, Copy)]
-pub(crate) struct Backend<'a> {
-    pub(crate) evaluate: Evaluator<'a>,
-    pub(crate) loop_compiles: LoopCompiles<'a>,
-}
-
-/// One rewrite of a computation.
-pub(crate) trait Pass {
-    /// The pass's name, as the verifier's errors name it.
-    fn name(&self) -> &'static str;
-    /// Rewrites `computation`; returns whether anything changed.
-    fn run(&self, computation: &mut HloComputation) -> bool;
-}
 
 /// How many rounds the simplifying passes get to reach a fixed point.
 const MAX_ROUNDS: usize = 8;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::hlo::ir::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
 use crate::hlo::loop_part::LoopPart;
 use crate::hlo::output_fusion::{fused_product, is_product};
-use crate::passes::Pass;
+use crate::passes::pass::Pass;
 use crate::shape::Shape;
 
 /// Moves each dot and convolution into the loop that alone reads it element-wise.

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use crate::attributes::BinaryOp;
 use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::hlo::rewrite::Rewrite;
-use crate::passes::{Evaluator, Pass};
+use crate::passes::backend::Evaluator;
+use crate::passes::pass::Pass;
 use crate::storage::{with_native_type, NativeType};
 
 /// Simplifies the graph by the rules of [`RULES`], folding constants with `evaluate`.

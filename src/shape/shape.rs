@@ -4,8 +4,7 @@ use std::fmt;
 
 use crate::element_type::ElementType;
 use crate::error::{invalid_argument, Result};
-use crate::shape::layout::join;
-use crate::shape::Layout;
+use crate::shape::layout::{join, Layout};
 
 /// The shape of an array: element type, dimension sizes (in dimension order) and a [`Layout`];
 /// or the shape of a tuple: the shapes of its elements ([`Shape::tuple`]).

@@ -19,8 +19,7 @@
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
-use super::{recycled, NativeType};
-use crate::error::{Error, Result};
+use super::recycled;
 
 /// The alignment of the buffers lazy-xla allocates, in bytes: a cache line, and the width of
 /// an AVX-512 register.
@@ -33,6 +32,14 @@ const HUGE_PAGE: usize = 1 << 21;
 /// A handed-over `Vec` of at least this many bytes is copied into an aligned buffer when it
 /// is not aligned: below, vectorized loops over it are too short to pay for the copy.
 const REALIGN_MIN_BYTES: usize = 1 << 14;
+
+/// What a buffer holds: a `Copy` type (so it has no destructor) whose all-zero bits are a
+/// value (`false`, 0, +0.0). The native types implement it; nothing outside the crate can
+/// name it, so it also seals [`NativeType`](super::NativeType).
+///
+/// # Safety
+/// All-zero bits must be a value of the type.
+pub unsafe trait Zeroable: Copy + 'static {}
 
 /// Elements of `T` in memory of their own: `len` initialized elements in an allocation of
 /// `capacity` elements aligned to `align` bytes (none when `capacity` or `T`'s size is 0).
@@ -49,36 +56,29 @@ unsafe impl<T: Send> Send for Buffer<T> {}
 // SAFETY: as for `Send`; `&Buffer` gives only `&[T]`.
 unsafe impl<T: Sync> Sync for Buffer<T> {}
 
-impl<T: NativeType> Buffer<T> {
+impl<T: Zeroable> Buffer<T> {
     /// `len` zeros, in memory aligned to [`ALIGNMENT`] (to [`HUGE_PAGE`], and advised to be
-    /// backed by huge pages, when it is that large); an error, not an abort, when the memory
+    /// backed by huge pages, when it is that large); `None`, not an abort, when the memory
     /// cannot be had.
-    pub(super) fn zeroed(len: usize) -> Result<Buffer<T>> {
+    pub(super) fn zeroed(len: usize) -> Option<Buffer<T>> {
         Buffer::allocated(Contents::Zeros(len))
     }
 
     /// `contents` in memory aligned as [`Buffer::zeroed`]'s, each element written once.
-    fn allocated(contents: Contents<'_, T>) -> Result<Buffer<T>> {
+    fn allocated(contents: Contents<'_, T>) -> Option<Buffer<T>> {
         let (len, values) = match contents {
             Contents::Zeros(len) => (len, None),
             Contents::CopyOf(values) => (values.len(), Some(values)),
         };
-        let too_large = || {
-            Error::invalid(format!(
-                "cannot allocate {len} elements of {} ({} bytes)",
-                T::ELEMENT_TYPE,
-                len.saturating_mul(size_of::<T>())
-            ))
-        };
         if len == 0 || size_of::<T>() == 0 {
-            return Ok(Buffer::from_vec(values.map_or_else(Vec::new, <[T]>::to_vec)));
+            return Some(Buffer::from_vec(values.map_or_else(Vec::new, <[T]>::to_vec)));
         }
-        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(too_large)?;
+        let bytes = len.checked_mul(size_of::<T>())?;
         let huge = bytes >= HUGE_PAGE;
         let align = if huge { HUGE_PAGE } else { ALIGNMENT.max(align_of::<T>()) };
-        let layout = Layout::from_size_align(bytes, align).map_err(|_| too_large())?;
+        let layout = Layout::from_size_align(bytes, align).ok()?;
         // SAFETY: `layout` has a nonzero size (len > 0 and T is not zero-sized). A null
-        // result is an allocation failure, reported as an error. Otherwise its `bytes` are
+        // result is an allocation failure, reported as `None`. Otherwise its `bytes` are
         // this buffer's own (a recycled block's too): advised (when huge) before anything
         // first writes them, then written whole, by the copy of `len` values or by zeros
         // (unless the allocator zeroed them).
@@ -103,10 +103,10 @@ impl<T: NativeType> Buffer<T> {
             }
             pointer
         };
-        let pointer = NonNull::new(pointer.cast::<T>()).ok_or_else(too_large)?;
-        // All-zero bits are a value of every `NativeType` (false, 0, +0.0), and copies are
-        // values: `len` initialized elements in an allocation of `layout`.
-        Ok(Buffer { pointer, len, capacity: len, align: layout.align() })
+        let pointer = NonNull::new(pointer.cast::<T>())?;
+        // All-zero bits are a value of every `Zeroable` type, and copies are values: `len`
+        // initialized elements in an allocation of `layout`.
+        Some(Buffer { pointer, len, capacity: len, align: layout.align() })
     }
 
     /// `values` as a buffer: the vector itself when it is short or aligned, else a copy in
@@ -121,7 +121,7 @@ impl<T: NativeType> Buffer<T> {
 
     /// `values` copied into aligned memory, or `None` when it cannot be had.
     fn copy_of(values: &[T]) -> Option<Buffer<T>> {
-        Buffer::allocated(Contents::CopyOf(values)).ok()
+        Buffer::allocated(Contents::CopyOf(values))
     }
 
     /// The vector's own memory as a buffer (no copy).
@@ -198,7 +198,8 @@ impl<T> Drop for Buffer<T> {
         }
         // SAFETY: the allocation was made with this layout: `capacity` elements at `align`
         // (by `zeroed`, or by the `Vec` that `from_vec` took it from, with `T`'s alignment).
-        // Buffers are built of `NativeType`s only, which have no destructors to run.
+        // Buffers are built of `Zeroable` (so `Copy`) types only, which have no destructors
+        // to run.
         // Huge blocks are kept for the next buffer of their size.
         unsafe {
             let layout = Layout::from_size_align_unchecked(self.capacity * size_of::<T>(), self.align);
@@ -210,7 +211,7 @@ impl<T> Drop for Buffer<T> {
     }
 }
 
-impl<T: NativeType> Clone for Buffer<T> {
+impl<T: Zeroable> Clone for Buffer<T> {
     /// A copy in aligned memory (or in a `Vec` when that cannot be had).
     fn clone(&self) -> Buffer<T> {
         Buffer::copy_of(self).unwrap_or_else(|| Buffer::from_vec(self.to_vec()))
@@ -245,7 +246,7 @@ mod tests {
             assert_eq!(copy, buffer);
             assert!(len == 0 || (copy.as_ptr() as usize).is_multiple_of(ALIGNMENT), "{len}");
         }
-        assert!(Buffer::<u8>::zeroed(usize::MAX).is_err());
+        assert!(Buffer::<u8>::zeroed(usize::MAX).is_none());
     }
 
     #[test]

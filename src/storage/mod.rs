@@ -14,10 +14,6 @@ mod buffer;
 mod recycled;
 pub use buffer::Buffer;
 
-mod sealed {
-    pub trait Sealed {}
-}
-
 /// A Rust type that holds elements of one [`ElementType`]: `bool`, `i8`…`i64`, `u8`…`u64`,
 /// `half::f16`, `half::bf16`, `f32`, `f64`.
 ///
@@ -27,7 +23,7 @@ mod sealed {
 /// assert_eq!(i8::LOWEST, -128);
 /// ```
 pub trait NativeType:
-    Copy + Send + Sync + PartialEq + PartialOrd + Debug + Default + 'static + sealed::Sealed
+    Copy + Send + Sync + PartialEq + PartialOrd + Debug + Default + 'static + buffer::Zeroable
 {
     /// The element type this Rust type holds.
     const ELEMENT_TYPE: ElementType;
@@ -60,7 +56,8 @@ pub trait NativeType:
 
 macro_rules! native_type {
     ($rust:ty, $variant:ident, $zero:expr, $one:expr, $lowest:expr, $highest:expr, |$v:ident| $to_f64:expr) => {
-        impl sealed::Sealed for $rust {}
+        // SAFETY: all-zero bits are `false`, 0 or +0.0.
+        unsafe impl buffer::Zeroable for $rust {}
         impl NativeType for $rust {
             const ELEMENT_TYPE: ElementType = ElementType::$variant;
             const ZERO: Self = $zero;
@@ -252,7 +249,13 @@ impl Storage {
 
     /// `len` copies of `value`, failing (instead of aborting) when memory cannot be had.
     pub(crate) fn filled<T: NativeType>(value: T, len: usize) -> Result<Storage> {
-        let mut values = Buffer::<T>::zeroed(len)?;
+        let mut values = Buffer::<T>::zeroed(len).ok_or_else(|| {
+            Error::invalid(format!(
+                "cannot allocate {len} elements of {} ({} bytes)",
+                T::ELEMENT_TYPE,
+                len.saturating_mul(size_of::<T>())
+            ))
+        })?;
         if value != T::ZERO {
             values.fill(value);
         }

@@ -14,7 +14,7 @@
 //! Measured bounds (ulps; `f32`: all 2³² inputs, `f64`: random samples against libm) are in
 //! `tests/sweeps.rs`.
 
-use super::{clamp, daz, poly, round, select, MulAdd, Real};
+use super::real::{clamp, daz, poly, round, select, MulAdd, Real};
 
 /// The constants of the exponential and logarithm for one float type.
 pub(crate) trait ExpLog: Real {

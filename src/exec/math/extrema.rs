@@ -2,7 +2,7 @@
 //! and −0 orders below +0. Written with selects, not branches, so a chunk of them (relu, a
 //! max-reduction) vectorizes.
 
-use super::{select, Real};
+use super::real::{select, Real};
 
 /// The larger of `a` and `b`; NaN if either is, +0 for ±0.
 ///

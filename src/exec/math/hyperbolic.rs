@@ -7,7 +7,7 @@
 //! - `logistic x = 1 / (1 + e⁻ˣ)`, denormal results flushed as XLA's runtime does.
 
 use super::exp_log::{exp, expm1, ExpLog};
-use super::{clamp, daz, ftz, poly, select, MulAdd};
+use super::real::{clamp, daz, ftz, poly, select, MulAdd};
 
 /// `tanh` for one float type.
 pub(crate) trait Hyperbolic: ExpLog {

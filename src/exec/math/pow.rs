@@ -8,7 +8,7 @@
 //! NaN, `pow(-1, ±∞) = 1`.
 
 use super::exp_log::{exp, ExpLog};
-use super::{ftz, select, MulAdd, Real};
+use super::real::{ftz, select, MulAdd, Real};
 
 /// Splits `a` into a high half of 26 significant bits and the rest (Dekker), for exact products.
 #[inline(always)]
@@ -60,7 +60,7 @@ fn log_extended<M: MulAdd>((m, e): (f64, f64)) -> (f64, f64) {
     let (p, p_lo) = two_product(s, d);
     let s_lo = (((f - p) - p_lo) - s * d_lo) / d; // s + s_lo = f / (d + d_lo) to 2⁻¹⁰⁶
     let z = s * s;
-    let tail = s * z * super::poly::<M, _>(z, R);
+    let tail = s * z * super::real::poly::<M, _>(z, R);
     let hi = e * LN2_HI + 2.0 * s;
     let lo = (e * LN2_HI - hi + 2.0 * s) + (2.0 * s_lo + tail + e * LN2_LO);
     // Renormalized, so that `lo` is below half an ulp of `hi`.

@@ -6,7 +6,7 @@
 //!   step on `m·2ⁱ` (cubic convergence: the guess's 10⁻⁴ or 10⁻⁶ becomes rounding noise),
 //!   scaled by `2ᵏ`. `f32` is computed in `f64`, so its denormals are ordinary numbers there.
 
-use super::{daz, poly, round, select, MulAdd, Real};
+use super::real::{daz, poly, round, select, MulAdd, Real};
 
 /// `√x`; denormals read as ±0 (`√-0 = -0`, negative → NaN).
 #[inline(always)]

@@ -5,7 +5,7 @@
 //! Both halves are computed for every lane and one is selected.
 
 use super::exp_log::{exp, ExpLog};
-use super::{clamp, daz, poly, select, MulAdd};
+use super::real::{clamp, daz, poly, select, MulAdd};
 
 /// The constants of `erf` for one float type.
 pub(crate) trait Erf: ExpLog {

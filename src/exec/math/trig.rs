@@ -14,7 +14,7 @@
 //!   `k·π/4 ± atan t` in one sum (π/4 in a high part whose small multiples are exact, and a
 //!   low part), the sign last.
 
-use super::{daz, poly, round, select, MulAdd, Real};
+use super::real::{daz, poly, round, select, MulAdd, Real};
 
 /// The constants and fast paths of the trigonometric functions for one float type.
 pub(crate) trait Trig: Real {
