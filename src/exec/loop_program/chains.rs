@@ -226,7 +226,7 @@ mod tests {
     use super::*;
     use crate::attributes::BinaryOp::{Add, Mul, Sub};
     use crate::element_type::ElementType::{F32, S32};
-    use crate::exec::loop_program::nodes::test_nodes::{load, node};
+    use crate::exec::loop_program::nodes::{load, node};
     use crate::literal::Literal;
 
     /// An `f32` binary node.

@@ -40,22 +40,14 @@ pub(super) enum NodeKind {
     Convert,
 }
 
-/// Nodes for the loop engine's unit tests.
+/// A node of `kind` (for the loop engine's unit tests).
 #[cfg(test)]
-pub(super) mod test_nodes {
-    use super::*;
+pub(super) fn node(kind: NodeKind, element_type: ElementType, operands: &[usize]) -> Node {
+    Node { kind, element_type, operands: operands.to_vec() }
+}
 
-    /// A node of `kind`.
-    pub(in crate::exec::loop_program) fn node(
-        kind: NodeKind,
-        element_type: ElementType,
-        operands: &[usize],
-    ) -> Node {
-        Node { kind, element_type, operands: operands.to_vec() }
-    }
-
-    /// A load of input 0 along the row.
-    pub(in crate::exec::loop_program) fn load(element_type: ElementType) -> Node {
-        node(NodeKind::Load { input: 0, offset: 0, strides: vec![1] }, element_type, &[])
-    }
+/// A load of input 0 along the row (for the loop engine's unit tests).
+#[cfg(test)]
+pub(super) fn load(element_type: ElementType) -> Node {
+    node(NodeKind::Load { input: 0, offset: 0, strides: vec![1] }, element_type, &[])
 }

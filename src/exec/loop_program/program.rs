@@ -406,7 +406,7 @@ const PAGE_BYTES: usize = 4096;
 mod tests {
     use super::*;
     use crate::attributes::ComparisonDirection;
-    use crate::exec::loop_program::nodes::test_nodes::{load, node};
+    use crate::exec::loop_program::nodes::{load, node};
 
     #[test]
     fn nodes_agree_only_when_every_read_has_its_type_and_comes_first() {

@@ -130,7 +130,7 @@ fn logistic<V: Vector>(x: V, sign: V) -> V {
     magnitude.select_at_least(sign.splat_like(f32::MIN_POSITIVE), y, y.mul(sign.splat_like(0.0)))
 }
 
-/// `c[0] + x·c[1] + x²·c[2] + …` by Horner's rule, as `math::poly` (`like`: proof of the
+/// `c[0] + x·c[1] + x²·c[2] + …` by Horner's rule, as `math::real::poly` (`like`: proof of the
 /// instruction set).
 #[inline(always)]
 fn poly<V: Vector>(x: V, c: &[f32], like: V) -> V {
