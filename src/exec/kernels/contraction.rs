@@ -82,7 +82,7 @@ pub(crate) type BlockConsumer<'c> = dyn Fn(Range<usize>, &Literal) -> Result<()>
 /// to `consume` as soon as it is computed, on the thread that computed it, so that what
 /// follows the product reads it while it is in cache (an output fusion's epilogue). Returns
 /// false, computing nothing, where the tile cannot run (no AVX-512, a strided lhs depth, other
-/// types) or the threads' share of rows would make blocks shorter than [`ROW_BLOCK`].
+/// types) or the threads' share of rows would make blocks shorter than [`MIN_BLOCK_ROWS`].
 pub(crate) fn dot_by_blocks(
     inputs: [&Literal; 2],
     numbers: &DotDimensionNumbers,
@@ -100,7 +100,7 @@ pub(crate) fn dot_by_blocks(
     // Each block packs the whole rhs, which blocks shorter than the tile's own would pay for
     // more often than a product split by panels does (`docs/performance.md`).
     let block_rows = ROW_BLOCK.min(rows.div_ceil(threads.div_ceil(batches)));
-    if block_rows < ROW_BLOCK.min(rows) {
+    if block_rows < MIN_BLOCK_ROWS.min(rows) {
         return Ok(false);
     }
     let per_batch = rows.div_ceil(block_rows);
@@ -151,8 +151,12 @@ const DEPTH_SHARE_ROWS: usize = 48;
 const DEPTH_SHARE_ELEMENTS: usize = 1 << 16;
 
 /// The lhs rows one pass of the register tile covers: their block of the depth stays in the
-/// second-level cache while every panel passes them.
-const ROW_BLOCK: usize = 256;
+/// second-level cache while every panel passes them, and each panel is packed once for them.
+const ROW_BLOCK: usize = 512;
+
+/// The fewest rows a block of [`dot_by_blocks`] holds (fewer: a product too short to share by
+/// blocks of rows, each packing the whole rhs).
+const MIN_BLOCK_ROWS: usize = 256;
 
 /// The most rhs rows one depth block packs: a panel's block then fills about the first-level
 /// cache (`DEPTH_BLOCK · PANEL` f32).
@@ -690,5 +694,14 @@ mod tests {
         check_batched(3, [5, 20 * DEPTH_BLOCK + 7, 17]);
         // Too few depth blocks to share: rows instead.
         check_batched(1, [20, DEPTH_BLOCK, 10]);
+    }
+
+    #[test]
+    fn rows_beyond_one_pass_of_the_tile_and_panels_cut_short_hold_a_naive_loops_values() {
+        // Shared by panels, each task's rows in passes of `ROW_BLOCK` (the last one short).
+        check_batched(1, [2 * ROW_BLOCK + 37, 2 * DEPTH_BLOCK + 5, 3 * PANEL + 9]);
+        // Shared by rows: fewer panels than threads.
+        check_batched(1, [ROW_BLOCK + 3, 70, 20]);
+        check_batched(2, [ROW_BLOCK + 1, 33, PANEL + 1]);
     }
 }
