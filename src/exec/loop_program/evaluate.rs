@@ -31,7 +31,7 @@ pub(super) fn read_in_place([tile_step, step]: [isize; 2], chunk: Chunk) -> bool
 /// type in its form, the type `node` reads there, which nothing writes while this runs.
 /// `out` points to `chunk.count()` elements of `node`'s element type, which nothing else
 /// reads or writes while this runs.
-pub(super) unsafe fn evaluate(
+unsafe fn evaluate(
     node: &Node,
     nodes: &[Node],
     values: &[Values],
@@ -194,7 +194,7 @@ pub(super) unsafe fn evaluate_node(
 ///
 /// # Safety
 /// As [`evaluate`]'s, for a node of type `T`.
-pub(super) unsafe fn binary_by_rows<T: Element>(
+unsafe fn binary_by_rows<T: Element>(
     op: BinaryOp,
     node: &Node,
     values: &[Values],

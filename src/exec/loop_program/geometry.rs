@@ -17,31 +17,31 @@ use crate::attributes::BinaryOp;
 /// Large items stream memory better, up to where a long chain's slots outgrow the cache
 /// (GELU's fourteen take 56 bytes per element: 896 KiB a thread here). A tile of short rows is
 /// tall enough to read a transposed input's columns 256 bytes of f32 at a time or more.
-pub(super) const PLAIN_CHUNK: usize = 16 * CHUNK;
+const PLAIN_CHUNK: usize = 16 * CHUNK;
 
 /// The most elements a plain loop's tile holds when it reads a transposed input (its items
 /// walk in blocks: see `reorder_for_gathers`; their output lines prefetched: `prefetch.rs`),
 /// sized for transposed columns read through registers (`chunk_ops/transpose.rs`).
-pub(super) const BLOCKED_CHUNK: usize = 4 * CHUNK;
+const BLOCKED_CHUNK: usize = 4 * CHUNK;
 
 /// The longest segment of such a loop's rows, so that its tiles are tall enough for each line
 /// of the transposed input to be read whole in one item, not fetched again by later items.
-pub(super) const BLOCKED_SEGMENT: usize = 64;
+const BLOCKED_SEGMENT: usize = 64;
 
 /// The most elements a tile of a reduction's rows holds (each row still folded on its own, in
 /// order), unless it takes [`INPUT_REDUCTION_TILE`].
-pub(super) const REDUCTION_TILE: usize = 4 * CHUNK;
+const REDUCTION_TILE: usize = 4 * CHUNK;
 
 /// The most elements a tile holds of a reduction of an input itself along its rows (a program
 /// of one node, one slot at most), whose per-item work is then paid once per 256 KiB of f32;
 /// also of a large sum into few elements, whose partial sums' [`Bands`] no tile changes. Other
 /// column reductions keep short tiles, whose outputs `accumulate` holds in registers.
-pub(super) const INPUT_REDUCTION_TILE: usize = 64 * CHUNK;
+const INPUT_REDUCTION_TILE: usize = 64 * CHUNK;
 
 /// The most elements a tile of rows with row reductions holds: its per-node work is paid once
 /// per tile, so tall tiles amortize it, though the tile's slots then outgrow L1 (16 rows of
 /// 1024 `f32` are 64 KiB a slot).
-pub(super) const ROW_REDUCTION_TILE: usize = 16 * CHUNK;
+const ROW_REDUCTION_TILE: usize = 16 * CHUNK;
 
 /// Below this many output elements a program runs on the calling thread: a rayon call costs
 /// more than such work.
@@ -59,7 +59,7 @@ pub(super) const PARTIALS: usize = 16;
 
 /// The most output elements a sum is computed in partial sums for (each partial a copy of
 /// the output).
-pub(super) const PARTIALS_MAX_OUTPUT: usize = 1 << 14;
+const PARTIALS_MAX_OUTPUT: usize = 1 << 14;
 
 /// How a run's work items are shared among threads.
 pub(super) enum Partition {
@@ -91,10 +91,10 @@ pub(super) enum Bands {
 /// dimension (row 0 alone without one), at index `outer` of the outer dimensions (row-major).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Item {
-    pub(super) segment: usize,
-    pub(super) outer: usize,
-    pub(super) first_row: usize,
-    pub(super) rows: usize,
+    segment: usize,
+    outer: usize,
+    first_row: usize,
+    rows: usize,
 }
 
 impl LoopProgram {
@@ -150,7 +150,7 @@ impl LoopProgram {
 
     /// Where each partial sum's elements start in the walk's order (`None` for a run without
     /// partial sums).
-    pub(super) fn band_starts(&self) -> Option<Vec<usize>> {
+    fn band_starts(&self) -> Option<Vec<usize>> {
         if !self.sums_in_partials() {
             return None;
         }
@@ -169,19 +169,19 @@ impl LoopProgram {
 
     /// Whether this is a sum into an output small enough to keep `PARTIALS` copies of, whose
     /// outermost walk dimension is reduced (so ranges of items share outputs).
-    pub(super) fn sums_into_few(&self) -> bool {
+    fn sums_into_few(&self) -> bool {
         matches!(self.sink, Sink::Accumulate { op: BinaryOp::Add, .. })
             && !self.outer_kept()
             && self.out_shape.element_count() <= PARTIALS_MAX_OUTPUT as i64
     }
 
     /// Whether a reduction keeps its outermost walk dimension (so slices of it are disjoint).
-    pub(super) fn outer_kept(&self) -> bool {
+    fn outer_kept(&self) -> bool {
         self.sizes.len() > 1 && self.out_strides[0] != 0 && self.sizes[0] > 1
     }
 
     /// Whether a reduction keeps the row (the walk's last dimension): column sums.
-    pub(super) fn row_kept(&self) -> bool {
+    fn row_kept(&self) -> bool {
         self.out_strides[self.sizes.len() - 1] != 0
     }
 
@@ -216,7 +216,7 @@ impl LoopProgram {
 
     /// Whether chains compute runs of this program and read a tile's broadcast rows in place:
     /// rows of `row_len` are whole blocks of their lanes (see `evaluate::broadcast_rows`).
-    pub(super) fn chains_read_rows(&self, row_len: usize) -> bool {
+    fn chains_read_rows(&self, row_len: usize) -> bool {
         registers::lanes().is_some_and(|lanes| row_len.is_multiple_of(lanes))
             && self.chains.iter().any(|role| matches!(role, Role::End(_)))
     }
@@ -305,13 +305,13 @@ impl LoopProgram {
 
 /// The side of the blocks in which the work items of a program with `blocked_items` walk its
 /// two innermost outer dimensions.
-pub(super) const ITEM_BLOCK: usize = 16;
+const ITEM_BLOCK: usize = 16;
 
 /// The outer index (row-major over the outer dimensions) of the `n`th work item when the two
 /// innermost outer dimensions, of sizes `rows` and `columns`, are walked in blocks of
 /// `ITEM_BLOCK` × `ITEM_BLOCK` (those at the ends cut short), each block row by row, the
 /// blocks of a band of rows one after another; the dimensions before them as before.
-pub(super) fn blocked_outer_index(n: usize, rows: usize, columns: usize) -> usize {
+fn blocked_outer_index(n: usize, rows: usize, columns: usize) -> usize {
     let plane = rows * columns;
     let (before, n) = (n / plane, n % plane);
     let band = n / (ITEM_BLOCK * columns);
@@ -332,21 +332,21 @@ pub(super) struct Geometry {
     pub(super) segments: usize,
     pub(super) segment_len: usize,
     /// The walk dimension whose consecutive indices form a tile (the fastest outer one).
-    pub(super) tile_dim: Option<usize>,
+    tile_dim: Option<usize>,
     pub(super) tile: usize,
-    pub(super) tile_blocks: usize,
+    tile_blocks: usize,
     /// The size of the tile dimension (1 without one).
     pub(super) tile_len: usize,
     /// The walk dimensions before the tile dimension, decoded from an item's number.
-    pub(super) outer_dims: usize,
+    outer_dims: usize,
     /// The product of their sizes.
     pub(super) outer: usize,
     /// The sizes of the two innermost outer dimensions when the items walk them in blocks
     /// (see [`blocked_outer_index`]).
-    pub(super) blocked_plane: Option<[usize; 2]>,
+    blocked_plane: Option<[usize; 2]>,
     pub(super) items: usize,
     /// How a large sum into few elements is cut into partial sums.
-    pub(super) bands: Option<Bands>,
+    bands: Option<Bands>,
 }
 
 impl Geometry {
@@ -366,7 +366,7 @@ impl Geometry {
 
     /// The rows of the walk (its outer and tile dimensions as one, row-major) that band `band`
     /// of `bands` even bands takes (see [`Bands::Rows`]).
-    pub(super) fn band_rows(&self, band: usize, bands: usize) -> std::ops::Range<usize> {
+    fn band_rows(&self, band: usize, bands: usize) -> std::ops::Range<usize> {
         let all_rows = self.outer * self.tile_len;
         band * all_rows / bands..(band + 1) * all_rows / bands
     }

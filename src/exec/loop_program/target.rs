@@ -28,7 +28,7 @@ pub(crate) struct SharedOutput<'a> {
     pub(super) ptr: *mut u8,
     /// Its length in elements.
     pub(super) len: usize,
-    pub(super) output: std::marker::PhantomData<&'a mut Literal>,
+    output: std::marker::PhantomData<&'a mut Literal>,
 }
 
 // SAFETY: only a pointer to an output borrowed mutably for `'a`; `run_rows`'s callers promise
@@ -154,7 +154,7 @@ impl<T: Element> OutTarget<T> {
 /// # Safety
 /// `element` points to a live, initialized `T` that nothing else accesses meanwhile.
 #[inline(always)]
-pub(super) unsafe fn read_modify_write<T>(element: *mut T, g: impl FnOnce(T) -> T) {
+unsafe fn read_modify_write<T>(element: *mut T, g: impl FnOnce(T) -> T) {
     // SAFETY: the caller's guarantee.
     unsafe { element.write(g(element.read())) }
 }
