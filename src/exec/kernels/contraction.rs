@@ -158,9 +158,10 @@ const ROW_BLOCK: usize = 512;
 /// blocks of rows, each packing the whole rhs).
 const MIN_BLOCK_ROWS: usize = 256;
 
-/// The most rhs rows one depth block packs: a panel's block then fills about the first-level
-/// cache (`DEPTH_BLOCK · PANEL` f32).
-pub(crate) const DEPTH_BLOCK: usize = 192;
+/// The most rhs rows one depth block packs: a panel's block (`DEPTH_BLOCK · PANEL` f32, 128
+/// KiB) stays in the second-level cache beside the lhs rows' block, and the product's partial
+/// sums are read and written once per block, which costs more than reading the rhs from there.
+pub(crate) const DEPTH_BLOCK: usize = 512;
 
 /// A dot the register tile computes: its lhs and rhs, the lhs's row stride, the rhs's strides
 /// and the depth cut into blocks of at most [`DEPTH_BLOCK`], every read checked once.

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::attributes::{ConvolutionDimensionNumbers, Window};
 use crate::element_type::ElementType;
 use crate::error::{Error, Result};
-use crate::exec::kernels::contraction::{product_into, BlockConsumer, MatMul, DEPTH_BLOCK};
+use crate::exec::kernels::contraction::{product_into, BlockConsumer, MatMul};
 use crate::exec::kernels::disjoint::DisjointWrites;
 use crate::exec::kernels::gather::advance;
 use crate::exec::kernels::gemm::{self, LhsRows, OutRows, Packed, Rhs, Segment};
@@ -41,8 +41,9 @@ struct Placed {
     product_rows: usize,
 }
 
-/// The most depth (taps times features) the register tile sums before adding to the block.
-const TILE_DEPTH: usize = 2 * DEPTH_BLOCK;
+/// The most depth (taps times features) the register tile sums before adding to the block:
+/// its packed kernel rows stay in the second-level cache beside the input rows of a task.
+const TILE_DEPTH: usize = 384;
 
 /// The rows a matrix product aims at, where lines merge: enough that packing its operands
 /// costs little beside the products.
@@ -511,11 +512,11 @@ impl Geometry {
         // depth in blocks), consecutive segments sharing a block up to `TILE_DEPTH`.
         let mut segments: Vec<Vec<Segment>> = Vec::new();
         for (j, &offset) in tap_offsets.iter().enumerate() {
-            for first in (0..depth).step_by(DEPTH_BLOCK) {
+            for first in (0..depth).step_by(TILE_DEPTH) {
                 let segment = Segment {
                     a_offset: offset + first,
                     k_start: j * depth + first,
-                    len: DEPTH_BLOCK.min(depth - first),
+                    len: TILE_DEPTH.min(depth - first),
                 };
                 match segments.last_mut() {
                     Some(block) if block.iter().map(|s| s.len).sum::<usize>() + segment.len <= TILE_DEPTH => {

@@ -24,7 +24,7 @@ pub(crate) fn available() -> bool {
 
 /// The bytes a [`Packed`] holds for a block of `rows` rhs rows.
 pub(crate) fn packed_bytes(rows: usize) -> u64 {
-    (rows * PANEL * std::mem::size_of::<f32>()) as u64
+    ((rows * PANEL + LINE - 1) * std::mem::size_of::<f32>()) as u64
 }
 
 /// The rhs of a product, `depth × columns`, read at `data[base + k·row + j·col]`: checked
@@ -64,14 +64,20 @@ impl<'a> Rhs<'a> {
 }
 
 /// A packed block of one rhs panel: rows of its columns rounded up to whole vectors with
-/// zeros. It remembers which block it holds, so tasks that pass the same block in turn (a
-/// convolution's tasks, one kernel matrix) pack it once: it must not outlive the product whose
-/// rhs it packs, since another rhs could come to lie at the same address.
+/// zeros, from a cache-line boundary, so that no vector load of it spans two lines. It
+/// remembers which block it holds, so tasks that pass the same block in turn (a convolution's
+/// tasks, one kernel matrix) pack it once: it must not outlive the product whose rhs it packs,
+/// since another rhs could come to lie at the same address.
 #[derive(Default)]
 pub(crate) struct Packed {
     data: Vec<f32>,
+    /// Where the block starts in `data`: its first element on a cache line's first byte.
+    start: usize,
     holds: Option<BlockKey>,
 }
+
+/// The f32 elements of a cache line.
+const LINE: usize = 64 / std::mem::size_of::<f32>();
 
 /// Which block a [`Packed`] holds: the rhs's address, base, strides and columns, the panel
 /// and the rows.
@@ -92,8 +98,9 @@ impl Packed {
         // Zeroed once as a whole (the columns past `used`), then each row's columns copied
         // in: a call per row to fill a few lanes would cost more than the copy.
         self.data.clear();
-        self.data.resize(rows.len() * width, 0.0);
-        for (packed, k) in self.data.chunks_exact_mut(width).zip(rows) {
+        self.data.resize(rows.len() * width + LINE - 1, 0.0);
+        self.start = self.data.as_ptr().align_offset(64).min(LINE - 1);
+        for (packed, k) in self.data[self.start..].chunks_exact_mut(width).zip(rows) {
             let from = rhs.base + k * row + first * col;
             if col == 1 {
                 packed[..used].copy_from_slice(&rhs.data[from..from + used]);
@@ -103,6 +110,11 @@ impl Packed {
         }
         self.holds = Some(key);
         (first, used, width)
+    }
+
+    /// The packed block's first element.
+    fn block(&self) -> *const f32 {
+        self.data[self.start..].as_ptr()
     }
 }
 
@@ -208,7 +220,7 @@ pub(crate) unsafe fn product(
         for p in panels.clone() {
             let (first, columns, width) = buffer.pack(&rhs, p, start..end);
             let accumulate = accumulate || b > 0;
-            let panel = buffer.data.as_ptr().wrapping_sub(start * width);
+            let panel = buffer.block().wrapping_sub(start * width);
             let tiles = Tiles { lhs, segments: block, panel, width, columns, accumulate };
             // SAFETY: avx512f was detected above; the reads lie inside the lhs (checked above
             // for every row) and inside the packed rows `start..end` of the panel; the caller
@@ -468,6 +480,27 @@ mod tests {
         let expected = naive(lhs, &blocks, &b, columns, columns);
         for (got, want) in c.iter().zip(expected) {
             assert!((*got as f64 - (2.0 * want + 1.5)).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn a_packed_block_starts_on_a_cache_line_and_holds_the_rhs_rows() {
+        let (depth, columns) = (5, PANEL + 3);
+        let b = values(depth * columns, 5);
+        let rhs = Rhs::new(&b, 0, [columns, 1], depth, columns).unwrap();
+        let mut packed = Packed::default();
+        // Blocks of every height, so the buffer grows and moves; the last panel is 3 wide.
+        for rows in [1..2, 0..5, 2..5] {
+            for p in 0..2 {
+                let (first, used, width) = packed.pack(&rhs, p, rows.clone());
+                assert_eq!(packed.block() as usize % 64, 0);
+                let block = &packed.data[packed.start..packed.start + rows.len() * width];
+                for (r, k) in rows.clone().enumerate() {
+                    let row = &block[r * width..(r + 1) * width];
+                    assert_eq!(&row[..used], &b[k * columns + first..k * columns + first + used]);
+                    assert!(row[used..].iter().all(|&x| x == 0.0));
+                }
+            }
         }
     }
 
