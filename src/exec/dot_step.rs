@@ -65,7 +65,13 @@ impl DotStep {
                 .fold(0u64, |sum, shape| sum.saturating_add(elements(shape).saturating_mul(4))),
             false => 0,
         };
-        let packed = gemm::packed_bytes(contraction::DEPTH_BLOCK) * rayon::current_num_threads() as u64;
+        // The rhs as `depth × columns`, its batches counted among the columns (a bound).
+        let lhs_dimensions = operand_shapes[0].dimensions();
+        let depth: i64 =
+            self.numbers.lhs_contracting_dimensions.iter().map(|&d| lhs_dimensions[d as usize]).product();
+        let columns = elements(operand_shapes[1]) / depth.max(1) as u64;
+        let threads = rayon::current_num_threads() as u64;
+        let packed = gemm::packed_bytes(depth as usize, columns as usize, contraction::DEPTH_BLOCK) * threads;
         self.types.scratch_bytes().saturating_add(panels).saturating_add(packed)
     }
 

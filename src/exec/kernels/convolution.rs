@@ -58,11 +58,13 @@ pub(crate) fn scratch_bytes(lhs: &Shape, rhs: &Shape, out: &Shape, attributes: &
     let rows = geometry.rows.pitch * geometry.rows.lines;
     let threads = rayon::current_num_threads() as u64;
     let blocks = (rows * geometry.group_outputs) as u64 * threads;
+    // A group's kernel matrix as `kernel_rows × group_outputs`; every group's rows (a bound).
+    let kernel_rows = rhs.element_count() as usize / geometry.group_outputs.max(1);
     [geometry.padded_elements() as u64, rhs.element_count() as u64, blocks]
         .into_iter()
         .fold(0u64, u64::saturating_add)
         .saturating_mul(sum_size as u64)
-        .saturating_add(gemm::packed_bytes(TILE_DEPTH) * threads)
+        .saturating_add(gemm::packed_bytes(kernel_rows, geometry.group_outputs, TILE_DEPTH) * threads)
 }
 
 /// XLA's convolution of `lhs` by `rhs` (one element type) into `out` (row-major).

@@ -22,9 +22,13 @@ pub(crate) fn available() -> bool {
     }
 }
 
-/// The bytes a [`Packed`] holds for a block of `rows` rhs rows.
-pub(crate) fn packed_bytes(rows: usize) -> u64 {
-    ((rows * PANEL + LINE - 1) * std::mem::size_of::<f32>()) as u64
+/// The most bytes a [`Packed`] holds for a rhs of `depth × columns` packed in blocks of at
+/// most `block_rows` rows: the blocks it keeps (no more than the rhs has, within
+/// [`KEPT_BYTES`]) and the one it packs.
+pub(crate) fn packed_bytes(depth: usize, columns: usize, block_rows: usize) -> u64 {
+    let block = ((block_rows.min(depth) * PANEL + LINE - 1) * std::mem::size_of::<f32>()) as u64;
+    let blocks = (depth.div_ceil(block_rows.max(1)) * columns.div_ceil(PANEL)) as u64;
+    block.saturating_mul(blocks).min(KEPT_BYTES as u64).saturating_add(block)
 }
 
 /// The rhs of a product, `depth × columns`, read at `data[base + k·row + j·col]`: checked
@@ -63,58 +67,89 @@ impl<'a> Rhs<'a> {
     }
 }
 
-/// A packed block of one rhs panel: rows of its columns rounded up to whole vectors with
-/// zeros, from a cache-line boundary, so that no vector load of it spans two lines. It
-/// remembers which block it holds, so tasks that pass the same block in turn (a convolution's
-/// tasks, one kernel matrix) pack it once: it must not outlive the product whose rhs it packs,
-/// since another rhs could come to lie at the same address.
+/// Packed blocks of rhs panels, the most recently used kept up to [`KEPT_BYTES`]: rows of a
+/// panel's columns rounded up to whole vectors with zeros, each block from a cache-line
+/// boundary, so that no vector load of it spans two lines. It remembers which blocks it holds,
+/// so tasks that pass the same blocks in turn (a product's blocks of rows, a convolution's
+/// tasks over one kernel matrix) pack each once: it must not outlive the product whose rhs it
+/// packs, since another rhs could come to lie at the same address.
 #[derive(Default)]
 pub(crate) struct Packed {
+    /// Oldest first.
+    blocks: Vec<PackedBlock>,
+}
+
+/// One packed block of a [`Packed`].
+struct PackedBlock {
     data: Vec<f32>,
     /// Where the block starts in `data`: its first element on a cache line's first byte.
     start: usize,
-    holds: Option<BlockKey>,
+    key: BlockKey,
 }
+
+/// The packed bytes a [`Packed`] keeps besides the block it packs last: a whole rhs of up to
+/// a 1024 × 1024 f32 matrix, so the blocks of rows of a product pack its rhs once per thread,
+/// not once per block.
+const KEPT_BYTES: usize = 4 << 20;
 
 /// The f32 elements of a cache line.
 const LINE: usize = 64 / std::mem::size_of::<f32>();
 
-/// Which block a [`Packed`] holds: the rhs's address, base, strides and columns, the panel
-/// and the rows.
+/// Which block a [`PackedBlock`] holds: the rhs's address, base, strides and columns, the
+/// panel and the rows.
 type BlockKey = (usize, usize, [usize; 2], usize, usize, Range<usize>);
 
+impl PackedBlock {
+    /// The packed block's first element.
+    fn first(&self) -> *const f32 {
+        self.data[self.start..].as_ptr()
+    }
+
+    /// The bytes it holds.
+    fn bytes(&self) -> usize {
+        self.data.capacity() * std::mem::size_of::<f32>()
+    }
+}
+
 impl Packed {
-    /// Packs rows `rows` of panel `p` of `rhs` unless held already; returns the panel's first
-    /// column, its columns and the packed width.
-    fn pack(&mut self, rhs: &Rhs<'_>, p: usize, rows: Range<usize>) -> (usize, usize, usize) {
+    /// Packs rows `rows` of panel `p` of `rhs` unless held already; returns the packed block's
+    /// first element, the panel's first column, its columns and the packed width.
+    fn pack(&mut self, rhs: &Rhs<'_>, p: usize, rows: Range<usize>) -> (*const f32, usize, usize, usize) {
         let [row, col] = rhs.strides;
         let first = p * PANEL;
         let used = (rhs.columns - first).min(PANEL);
         let width = used.div_ceil(16) * 16;
         let key = (rhs.data.as_ptr() as usize, rhs.base, rhs.strides, rhs.columns, p, rows.clone());
-        if self.holds.as_ref() == Some(&key) {
-            return (first, used, width);
-        }
-        // Zeroed once as a whole (the columns past `used`), then each row's columns copied
-        // in: a call per row to fill a few lanes would cost more than the copy.
-        self.data.clear();
-        self.data.resize(rows.len() * width + LINE - 1, 0.0);
-        self.start = self.data.as_ptr().align_offset(64).min(LINE - 1);
-        for (packed, k) in self.data[self.start..].chunks_exact_mut(width).zip(rows) {
-            let from = rhs.base + k * row + first * col;
-            if col == 1 {
-                packed[..used].copy_from_slice(&rhs.data[from..from + used]);
-            } else {
-                packed[..used].iter_mut().enumerate().for_each(|(j, to)| *to = rhs.data[from + j * col]);
+        if let Some(held) = self.blocks.iter().position(|block| block.key == key) {
+            let block = self.blocks.remove(held);
+            self.blocks.push(block);
+        } else {
+            let len = rows.len() * width + LINE - 1;
+            // The oldest blocks make room (the last of them lends its memory).
+            let mut reused = Vec::new();
+            while !self.blocks.is_empty()
+                && self.blocks.iter().map(PackedBlock::bytes).sum::<usize>() + len * 4 > KEPT_BYTES
+            {
+                reused = self.blocks.remove(0).data;
             }
+            // Zeroed once as a whole (the columns past `used`), then each row's columns copied
+            // in: a call per row to fill a few lanes would cost more than the copy.
+            reused.clear();
+            reused.reserve_exact(len);
+            reused.resize(len, 0.0);
+            let start = reused.as_ptr().align_offset(64).min(LINE - 1);
+            for (packed, k) in reused[start..].chunks_exact_mut(width).zip(rows) {
+                let from = rhs.base + k * row + first * col;
+                if col == 1 {
+                    packed[..used].copy_from_slice(&rhs.data[from..from + used]);
+                } else {
+                    packed[..used].iter_mut().enumerate().for_each(|(j, to)| *to = rhs.data[from + j * col]);
+                }
+            }
+            self.blocks.push(PackedBlock { data: reused, start, key });
         }
-        self.holds = Some(key);
-        (first, used, width)
-    }
-
-    /// The packed block's first element.
-    fn block(&self) -> *const f32 {
-        self.data[self.start..].as_ptr()
+        let block = self.blocks.last().map_or(std::ptr::null(), PackedBlock::first);
+        (block, first, used, width)
     }
 }
 
@@ -218,9 +253,9 @@ pub(crate) unsafe fn product(
         let start = block.iter().map(|s| s.k_start).min().unwrap_or(0);
         let end = block.iter().map(|s| s.k_start + s.len).max().unwrap_or(0);
         for p in panels.clone() {
-            let (first, columns, width) = buffer.pack(&rhs, p, start..end);
+            let (packed, first, columns, width) = buffer.pack(&rhs, p, start..end);
             let accumulate = accumulate || b > 0;
-            let panel = buffer.block().wrapping_sub(start * width);
+            let panel = packed.wrapping_sub(start * width);
             let tiles = Tiles { lhs, segments: block, panel, width, columns, accumulate };
             // SAFETY: avx512f was detected above; the reads lie inside the lhs (checked above
             // for every row) and inside the packed rows `start..end` of the panel; the caller
@@ -484,17 +519,19 @@ mod tests {
     }
 
     #[test]
-    fn a_packed_block_starts_on_a_cache_line_and_holds_the_rhs_rows() {
+    fn packed_blocks_start_on_a_cache_line_hold_the_rhs_rows_and_are_kept_within_the_budget() {
         let (depth, columns) = (5, PANEL + 3);
         let b = values(depth * columns, 5);
         let rhs = Rhs::new(&b, 0, [columns, 1], depth, columns).unwrap();
         let mut packed = Packed::default();
-        // Blocks of every height, so the buffer grows and moves; the last panel is 3 wide.
-        for rows in [1..2, 0..5, 2..5] {
-            for p in 0..2 {
-                let (first, used, width) = packed.pack(&rhs, p, rows.clone());
-                assert_eq!(packed.block() as usize % 64, 0);
-                let block = &packed.data[packed.start..packed.start + rows.len() * width];
+        // Blocks of every height, the last panel 3 wide, each packed twice: the second time
+        // it is held already, and what it holds is still the rhs's.
+        for rows in [1..2, 0..5, 2..5, 1..2] {
+            for p in [0, 1, 0, 1] {
+                let (block, first, used, width) = packed.pack(&rhs, p, rows.clone());
+                assert_eq!(block as usize % 64, 0);
+                // SAFETY: a packed block holds `rows.len()` rows of `width` from `block`.
+                let block = unsafe { std::slice::from_raw_parts(block, rows.len() * width) };
                 for (r, k) in rows.clone().enumerate() {
                     let row = &block[r * width..(r + 1) * width];
                     assert_eq!(&row[..used], &b[k * columns + first..k * columns + first + used]);
@@ -502,6 +539,17 @@ mod tests {
                 }
             }
         }
+        assert_eq!(packed.blocks.len(), 6, "each block packed once");
+        // A rhs whose blocks outgrow the budget: the oldest go, the kept bytes stay bounded.
+        let (depth, columns) = (4096, 8 * PANEL);
+        let big = vec![1.0f32; depth * columns];
+        let rhs = Rhs::new(&big, 0, [columns, 1], depth, columns).unwrap();
+        for p in 0..8 {
+            packed.pack(&rhs, p, 0..depth);
+            let kept: usize = packed.blocks.iter().map(PackedBlock::bytes).sum();
+            assert!(kept as u64 <= packed_bytes(depth, columns, depth), "{kept} bytes kept");
+        }
+        assert!(packed.blocks.len() < 8);
     }
 
     #[test]
