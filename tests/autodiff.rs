@@ -526,3 +526,128 @@ fn layer_norm_loss() -> XlaComputation {
     let y = add(mul(normed, gamma, &[1]), beta, &[1]);
     b.build(sum_all(tanh(y) * weights, 2)).unwrap()
 }
+
+#[test]
+fn gather_and_scatter() {
+    let b = XlaBuilder::new("indexing");
+    let table = b.parameter(0, &shape!(f64[5, 3]), "table");
+    let updates = b.parameter(1, &shape!(f64[4, 3]), "updates");
+    // Row 7 is out of range: gather clamps it to the last row.
+    let ids = b.constant_r1(&[1i32, 4, 1, 7]);
+    let rows = GatherDimensionNumbers {
+        offset_dims: vec![1],
+        collapsed_slice_dims: vec![0],
+        start_index_map: vec![0],
+        index_vector_dim: 1,
+        ..Default::default()
+    };
+    let gathered = gather(table, ids, &rows, &[1, 3], false);
+    let into_rows = ScatterDimensionNumbers {
+        update_window_dims: vec![1],
+        inserted_window_dims: vec![0],
+        scatter_dims_to_operand_dims: vec![0],
+        index_vector_dim: 1,
+        ..Default::default()
+    };
+    let added = scatter(
+        table,
+        b.constant_r1(&[0i32, 2, 0, 3]),
+        updates,
+        &adder(ElementType::F64),
+        &into_rows,
+        false,
+        false,
+    );
+    let overwrite = {
+        let c = XlaBuilder::new("overwrite");
+        let _ = c.parameter(0, &shape!(f64[]), "old");
+        let new = c.parameter(1, &shape!(f64[]), "new");
+        c.build(new).unwrap()
+    };
+    let written =
+        scatter(table * table, b.constant_r1(&[4i32, 0, 2, 1]), updates, &overwrite, &into_rows, false, true);
+    let f = b.build(tuple(&b, &[gathered * gathered, added * added, written])).unwrap();
+    let mut rng = Rng(51);
+    let args = [rng.array(&shape!(f64[5, 3]), -1.0, 1.0), rng.array(&shape!(f64[4, 3]), -1.0, 1.0)];
+    check_grads(&f, &args, &[0, 1], 52);
+    check_grads(&f, &args, &[0], 53);
+}
+
+#[test]
+fn reduce_window_sum_and_max() {
+    let b = XlaBuilder::new("pools");
+    let x = b.parameter(0, &shape!(f64[1, 5, 6]), "x");
+    let pooled_sum = reduce_window(
+        x * x,
+        b.constant_r0(0.0f64),
+        &adder(ElementType::F64),
+        &[1, 2, 3],
+        &[1, 2, 1],
+        Padding::Same,
+    );
+    let pooled_max = reduce_window(
+        x,
+        b.constant_r0(f64::NEG_INFINITY),
+        &binary_reducer("max"),
+        &[1, 3, 2],
+        &[1, 2, 2],
+        Padding::Valid,
+    );
+    let dilated = reduce_window_with_general_padding(
+        x,
+        b.constant_r0(f64::NEG_INFINITY),
+        &binary_reducer("max"),
+        &[1, 2, 2],
+        &[1, 1, 2],
+        &[1, 2, 1],
+        &[1, 1, 2],
+        &[(0, 0), (1, 0), (0, 1)],
+    );
+    let f = b.build(tuple(&b, &[pooled_sum, pooled_max, dilated])).unwrap();
+    let args = [Rng(61).array(&shape!(f64[1, 5, 6]), -1.0, 1.0)];
+    check_grads(&f, &args, &[0], 62);
+}
+
+#[test]
+fn convolutions_with_strides_padding_dilations_and_groups() {
+    let nchw = ConvolutionDimensionNumbers {
+        input_batch_dimension: 0,
+        input_feature_dimension: 1,
+        input_spatial_dimensions: vec![2, 3],
+        kernel_output_feature_dimension: 0,
+        kernel_input_feature_dimension: 1,
+        kernel_spatial_dimensions: vec![2, 3],
+        output_batch_dimension: 0,
+        output_feature_dimension: 1,
+        output_spatial_dimensions: vec![2, 3],
+    };
+    // NHWC images, HWIO kernels, and an output laid out as (H, N, C, W).
+    let nhwc = ConvolutionDimensionNumbers {
+        input_batch_dimension: 0,
+        input_feature_dimension: 3,
+        input_spatial_dimensions: vec![1, 2],
+        kernel_input_feature_dimension: 2,
+        kernel_output_feature_dimension: 3,
+        kernel_spatial_dimensions: vec![0, 1],
+        output_batch_dimension: 1,
+        output_feature_dimension: 2,
+        output_spatial_dimensions: vec![0, 3],
+    };
+    let b = XlaBuilder::new("convs");
+    let x = b.parameter(0, &shape!(f64[2, 3, 5, 6]), "x");
+    let k = b.parameter(1, &shape!(f64[4, 3, 2, 3]), "k");
+    let grouped = b.parameter(2, &shape!(f64[6, 1, 3, 2]), "grouped");
+    let xh = b.parameter(3, &shape!(f64[2, 5, 4, 2]), "xh");
+    let kh = b.parameter(4, &shape!(f64[2, 2, 2, 3]), "kh");
+    let results = [
+        conv_general_dilated(x, k, &[2, 1], &[(1, 0), (1, 1)], &[1, 2], &[2, 1], &nchw, 1, 1),
+        conv_general_dilated(x, grouped, &[1, 2], &[(0, 1), (2, 0)], &[], &[1, 2], &nchw, 3, 1),
+        conv_general_dilated(xh, kh, &[1, 1], &[(1, 1), (0, 0)], &[2, 1], &[], &nhwc, 1, 1),
+    ];
+    let f = b.build(tuple(&b, &results)).unwrap();
+    let mut rng = Rng(71);
+    let parameters = f.program_shape().parameters;
+    let args: Vec<Literal> = parameters.iter().map(|(_, s)| rng.array(s, -1.0, 1.0)).collect();
+    check_grads(&f, &args, &[0, 1, 2, 3, 4], 72);
+    check_grads(&f, &args, &[1, 2], 73);
+}

@@ -1,13 +1,18 @@
 //! Movement ops (broadcast, reshape, transpose, slice, pad, concatenate, reverse, dynamic slice
-//! and update): linear in their array operands, so the tangent is the op itself applied to the
+//! and update, gather, scatter with an add or, of unique indices, an overwrite): linear in their array operands, so the tangent is the op itself applied to the
 //! tangents (indices, which are integers, stay primal), and the transpose moves the cotangent
 //! back (jax's `lax.py` and `slicing.py` transpose rules).
 
-use crate::attributes::{PaddingConfig, PaddingConfigDimension};
-use crate::autodiff::tape::{sum_over, zeros, Linear, Tan, Tape};
-use crate::builder::{dynamic_slice, dynamic_update_slice, pad, reshape, rev, slice, transpose, XlaOp};
+use crate::attributes::{
+    BinaryOp, GatherDimensionNumbers, PaddingConfig, PaddingConfigDimension, ScatterDimensionNumbers,
+};
+use crate::autodiff::tape::{adder, sum_over, zeros, Linear, Tan, Tape};
+use crate::builder::{
+    broadcast, broadcast_in_dim, clamp, convert_element_type, dynamic_slice, dynamic_update_slice, gather,
+    pad, reshape, rev, scatter, slice, transpose, XlaOp,
+};
 use crate::error::Result;
-use crate::hlo::ir::Opcode;
+use crate::hlo::ir::{HloComputation, Opcode};
 use crate::shape::Shape;
 
 /// An operand of a moved tangent.
@@ -162,9 +167,95 @@ impl<'b> Moved<'b> {
                 parts.resize(self.operands.len(), None);
                 parts
             }
+            Opcode::Gather { numbers, slice_sizes, indices_are_sorted } => {
+                let n = numbers;
+                let scatter_numbers = ScatterDimensionNumbers {
+                    update_window_dims: n.offset_dims.clone(),
+                    inserted_window_dims: n.collapsed_slice_dims.clone(),
+                    scatter_dims_to_operand_dims: n.start_index_map.clone(),
+                    index_vector_dim: n.index_vector_dim,
+                    input_batching_dims: n.operand_batching_dims.clone(),
+                    scatter_indices_batching_dims: n.start_indices_batching_dims.clone(),
+                };
+                // Gather clamps its windows into the operand; scatter would drop those, so the
+                // indices are clamped first.
+                let bounds: Vec<i64> = n
+                    .start_index_map
+                    .iter()
+                    .map(|&d| operand.dimensions()[d as usize] - slice_sizes[d as usize])
+                    .collect();
+                let indices = clamped(indices()[0], &self.shapes[1], n.index_vector_dim, &bounds);
+                let adder = adder(operand.element_type());
+                let spread = scatter(
+                    zeros(ct.builder(), operand),
+                    indices,
+                    ct,
+                    &adder,
+                    &scatter_numbers,
+                    *indices_are_sorted,
+                    false,
+                );
+                vec![Some(spread), None]
+            }
+            Opcode::Scatter { numbers, indices_are_sorted, update, .. } => {
+                let n = numbers;
+                let updates = &self.shapes[2];
+                let gather_numbers = GatherDimensionNumbers {
+                    offset_dims: n.update_window_dims.clone(),
+                    collapsed_slice_dims: n.inserted_window_dims.clone(),
+                    start_index_map: n.scatter_dims_to_operand_dims.clone(),
+                    index_vector_dim: n.index_vector_dim,
+                    operand_batching_dims: n.input_batching_dims.clone(),
+                    start_indices_batching_dims: n.scatter_indices_batching_dims.clone(),
+                };
+                let mut window = n.update_window_dims.iter();
+                let slice_sizes: Vec<i64> = (0..operand.rank() as i64)
+                    .map(|d| {
+                        if n.inserted_window_dims.contains(&d) || n.input_batching_dims.contains(&d) {
+                            1
+                        } else {
+                            window.next().map_or(1, |&w| updates.dimensions()[w as usize])
+                        }
+                    })
+                    .collect();
+                let indices = indices()[0];
+                let of_updates = gather(ct, indices, &gather_numbers, &slice_sizes, *indices_are_sorted);
+                let of_operand = if update.simple_reducer() == Some(BinaryOp::Add) {
+                    ct
+                } else {
+                    // Overwritten elements get nothing (unique indices: each is written once).
+                    let cleared = zeros(ct.builder(), updates);
+                    ct.builder().record_opcode(&self.opcode, &[ct, indices, cleared], &self.shape)
+                };
+                vec![Some(of_operand), None, Some(of_updates)]
+            }
             _ => vec![None; self.operands.len()],
         }
     }
+}
+
+/// `indices` (of `shape`, its index vectors along `vector_dimension`) clamped to `[0, bounds]`,
+/// component by component.
+fn clamped<'b>(indices: XlaOp<'b>, shape: &Shape, vector_dimension: i64, bounds: &[i64]) -> XlaOp<'b> {
+    let builder = indices.builder();
+    let element_type = shape.element_type();
+    let bounds: Vec<i64> = bounds.iter().map(|&b| b.max(0)).collect();
+    let bounds = if vector_dimension as usize == shape.rank() {
+        let bound =
+            convert_element_type(builder.constant_r0(bounds.first().copied().unwrap_or(0)), element_type);
+        broadcast(bound, shape.dimensions())
+    } else {
+        let vector = convert_element_type(builder.constant_r1(&bounds), element_type);
+        broadcast_in_dim(vector, shape.dimensions(), &[vector_dimension])
+    };
+    clamp(zeros(builder, shape), indices, bounds)
+}
+
+/// Whether a scatter's update computation is one this file differentiates: an add, or an
+/// overwrite with unique indices.
+fn differentiable_scatter(update: &HloComputation, unique_indices: bool) -> bool {
+    let overwrite = matches!(update.instructions[update.root].opcode, Opcode::Parameter { number: 1 });
+    update.simple_reducer() == Some(BinaryOp::Add) || (overwrite && unique_indices)
 }
 
 /// Whether `opcode` is a movement op this file differentiates.
@@ -180,7 +271,8 @@ pub(super) fn is_movement(opcode: &Opcode) -> bool {
             | Opcode::Concatenate { .. }
             | Opcode::DynamicSlice { .. }
             | Opcode::DynamicUpdateSlice
-    )
+            | Opcode::Gather { .. }
+    ) || matches!(opcode, Opcode::Scatter { update, unique_indices, .. } if differentiable_scatter(update, *unique_indices))
 }
 
 /// The tangent of a movement op: the op on its operands' tangents.

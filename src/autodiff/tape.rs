@@ -9,6 +9,7 @@ use std::panic::Location;
 use crate::builder::{broadcast, reduce, XlaBuilder, XlaOp};
 use crate::element_type::ElementType;
 use crate::error::Error;
+use crate::hlo::computation::XlaComputation;
 use crate::literal::Literal;
 use crate::shape::Shape;
 
@@ -172,13 +173,16 @@ pub(super) fn zeros<'b>(builder: &'b XlaBuilder, shape: &Shape) -> XlaOp<'b> {
     filled(builder, shape, 0.0)
 }
 
-/// `x` summed over `dimensions`.
-pub(super) fn sum_over<'b>(x: XlaOp<'b>, element_type: ElementType, dimensions: &[i64]) -> XlaOp<'b> {
-    let builder = x.builder();
+/// The scalar computation `p + q` of `element_type`.
+pub(super) fn adder(element_type: ElementType) -> XlaComputation {
     let adder = XlaBuilder::new("add");
     let scalar_shape = Shape::scalar(element_type);
     let (p, q) = (adder.parameter(0, &scalar_shape, "p"), adder.parameter(1, &scalar_shape, "q"));
     // Two scalar parameters of a float type (the only type tangents have) always add.
-    let adder = adder.build(p + q).expect("scalar floats add");
-    reduce(x, scalar(builder, element_type, 0.0), &adder, dimensions)
+    adder.build(p + q).expect("scalar floats add")
+}
+
+/// `x` summed over `dimensions`.
+pub(super) fn sum_over<'b>(x: XlaOp<'b>, element_type: ElementType, dimensions: &[i64]) -> XlaOp<'b> {
+    reduce(x, scalar(x.builder(), element_type, 0.0), &adder(element_type), dimensions)
 }

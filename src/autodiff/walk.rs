@@ -3,10 +3,12 @@
 //! through, so their callees' instructions are differentiated where they are inlined.
 
 use crate::autodiff::contraction::dot;
+use crate::autodiff::convolution::convolution;
 use crate::autodiff::elementwise::{binary, clamp, convert, select_rule, unary};
 use crate::autodiff::movement::{is_movement, moved};
 use crate::autodiff::reduction::reduce;
 use crate::autodiff::tape::{Tan, Tape};
+use crate::autodiff::windows::reduce_window;
 use crate::builder::XlaOp;
 use crate::error::Result;
 use crate::hlo::ir::{HloComputation, Instruction, Opcode};
@@ -93,8 +95,21 @@ fn step<'b>(
         Opcode::Reduce { .. } => {
             return Err(tape.not_implemented(name, " for a variadic reduce with a floating-point result"))
         }
+        Opcode::ReduceWindow { window, reducer } => reduce_window(
+            tape,
+            reducer.simple_reducer(),
+            window,
+            [x[0], x[1]],
+            y,
+            [t[0], t[1]],
+            shapes[0],
+            shape,
+        )?,
         Opcode::Dot { numbers, precision } => {
             dot(tape, numbers, precision, [x[0], x[1]], [shapes[0], shapes[1]], [t[0], t[1]], shape)
+        }
+        Opcode::Convolution { .. } => {
+            convolution(tape, &instruction.opcode, [x[0], x[1]], [shapes[0], shapes[1]], [t[0], t[1]], shape)?
         }
         Opcode::Tuple => Tan::Tuple(t.iter().map(|t| (*t).clone()).collect()),
         Opcode::GetTupleElement { index } => t[0].element(*index as usize),
