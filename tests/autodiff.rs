@@ -436,24 +436,54 @@ fn refusals_are_errors_naming_the_cause_and_the_caller() {
     // The integer parameter needs no derivative: vjp with respect to x alone works.
     assert!(vjp(&non_scalar, &[0]).is_ok());
 
-    // An op without a rule: a sort of floats.
-    let b = XlaBuilder::new("sorted");
+    // An op without a rule: a map of floats.
+    let b = XlaBuilder::new("mapped");
     let x = b.parameter(0, &shape!(f64[4]), "x");
-    let less = {
-        let c = XlaBuilder::new("less");
-        let (p, q) = (c.parameter(0, &shape!(f64[]), "p"), c.parameter(1, &shape!(f64[]), "q"));
-        c.build(lt(p, q, &[])).unwrap()
+    let square = {
+        let c = XlaBuilder::new("square");
+        let p = c.parameter(0, &shape!(f64[]), "p");
+        c.build(p * p).unwrap()
     };
-    let sorted = b.build(sort(&[x], &less, 0, true)).unwrap();
-    let error = vjp(&sorted, &[0]).unwrap_err();
+    let mapped = b.build(map(&b, &[x], &square, &[0])).unwrap();
+    let error = vjp(&mapped, &[0]).unwrap_err();
     assert!(matches!(error, Error::Unimplemented(_)), "{error}");
     let error = error.to_string();
     assert!(
-        error.contains("reverse-mode derivative of `sort` is not implemented") && error.contains(&here),
+        error.contains("reverse-mode derivative of `map` is not implemented") && error.contains(&here),
         "{error}"
     );
-    let error = jvp(&sorted, &[0]).unwrap_err().to_string();
-    assert!(error.contains("forward-mode derivative of `sort`"), "{error}");
+    let error = jvp(&mapped, &[0]).unwrap_err().to_string();
+    assert!(error.contains("forward-mode derivative of `map`"), "{error}");
+}
+
+#[test]
+fn sort_and_top_k_carry_tangents_by_the_permutation() {
+    let less = {
+        let c = XlaBuilder::new("less");
+        let (p, q) = (c.parameter(0, &shape!(f64[]), "p"), c.parameter(1, &shape!(f64[]), "q"));
+        let _ = (c.parameter(2, &shape!(f64[]), "r"), c.parameter(3, &shape!(f64[]), "s"));
+        c.build(lt(p, q, &[])).unwrap()
+    };
+    let less_one = {
+        let c = XlaBuilder::new("less_one");
+        let (p, q) = (c.parameter(0, &shape!(f64[]), "p"), c.parameter(1, &shape!(f64[]), "q"));
+        c.build(gt(p, q, &[])).unwrap()
+    };
+    let b = XlaBuilder::new("sorting");
+    let x = b.parameter(0, &shape!(f64[3, 4]), "x");
+    let y = b.parameter(1, &shape!(f64[3, 4]), "y");
+    let pair = sort(&[x, y], &less, 0, true);
+    let results = [
+        sort(&[x * y], &less_one, 1, false),
+        get_tuple_element(pair, 0),
+        get_tuple_element(pair, 1) * get_tuple_element(pair, 1),
+        get_tuple_element(top_k(exp(y), 2, true), 0),
+    ];
+    let f = b.build(tuple(&b, &results)).unwrap();
+    let mut rng = Rng(81);
+    let args = [rng.array(&shape!(f64[3, 4]), -1.0, 1.0), rng.array(&shape!(f64[3, 4]), -1.0, 1.0)];
+    check_grads(&f, &args, &[0, 1], 82);
+    check_grads(&f, &args, &[0], 83);
 }
 
 /// jax's value and gradients of the programs of `tests/data/autodiff/make_goldens.py`.

@@ -7,6 +7,7 @@ use crate::autodiff::convolution::convolution;
 use crate::autodiff::elementwise::{binary, clamp, convert, select_rule, unary};
 use crate::autodiff::movement::{is_movement, moved};
 use crate::autodiff::reduction::reduce;
+use crate::autodiff::sorting::{sorted, top_k};
 use crate::autodiff::tape::{Tan, Tape};
 use crate::autodiff::windows::reduce_window;
 use crate::builder::XlaOp;
@@ -58,8 +59,11 @@ fn step<'b>(
     }
     let x: Vec<XlaOp<'b>> = operands.iter().map(|(x, _)| *x).collect();
     let t: Vec<&Tan> = operands.iter().map(|(_, t)| t).collect();
-    let y = tape.builder.record_opcode(&instruction.opcode, &x, &instruction.shape);
     let zero = t.iter().all(|t| matches!(t, Tan::Zero)) || !has_float(&instruction.shape);
+    if !zero && matches!(instruction.opcode, Opcode::Sort { .. }) {
+        return sorted(tape, instruction, &x, &t, shapes);
+    }
+    let y = tape.builder.record_opcode(&instruction.opcode, &x, &instruction.shape);
     if zero {
         return Ok((y, Tan::Zero));
     }
@@ -111,6 +115,7 @@ fn step<'b>(
         Opcode::Convolution { .. } => {
             convolution(tape, &instruction.opcode, [x[0], x[1]], [shapes[0], shapes[1]], [t[0], t[1]], shape)?
         }
+        Opcode::TopK { .. } => top_k(tape, y, t[0], shapes[0], shape)?,
         Opcode::Tuple => Tan::Tuple(t.iter().map(|t| (*t).clone()).collect()),
         Opcode::GetTupleElement { index } => t[0].element(*index as usize),
         _ => return Err(tape.not_implemented(name, "")),
