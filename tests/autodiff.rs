@@ -308,6 +308,19 @@ fn reductions() {
     let mut rng = Rng(21);
     let args = [rng.array(&shape!(f64[3, 4]), 0.5, 2.0), Literal::scalar(0.25f64)];
     check_grads(&f, &args, &[0, 1], 22);
+
+    // A product's gradient at zeros: each element gets the product of the others.
+    let b = XlaBuilder::new("product");
+    let x = b.parameter(0, &shape!(f64[3, 3]), "x");
+    let f = b.build(reduce(x, b.constant_r0(2.0f64), &binary_reducer("mul"), &[1])).unwrap();
+    let v = vjp(&f, &[0]).unwrap();
+    let xs =
+        Literal::from_vec(&shape!(f64[3, 3]), vec![2.0, 3.0, 5.0, 0.0, 3.0, 5.0, 0.0, 0.0, 7.0]).unwrap();
+    let ones = Literal::vec1(&[1.0f64, 1.0, 1.0]);
+    for fusion in [true, false] {
+        let out = run(&v, &[&xs, &ones], fusion);
+        assert_eq!(f64s(&out[0]), [30.0, 20.0, 12.0, 30.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    }
 }
 
 #[test]

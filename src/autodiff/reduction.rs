@@ -1,14 +1,17 @@
 //! `reduce` with an add, multiply, max or min reducer (jax's `_reduce_sum_jvp_rule`,
-//! `_reduce_prod_jvp_rule`, `_reduce_chooser_jvp_rule`): each tangent is a sum of the operand's
+//! `_reduce_prod_jvp_rule`, exact at zeros, `_reduce_chooser_jvp_rule`): each tangent is a sum of the operand's
 //! tangent weighted by primal values, so one linear op, the sum over dimensions, and its
 //! transpose, a broadcast back, carry all four.
 
 use crate::attributes::BinaryOp;
 use crate::autodiff::elementwise::{scale, sum};
-use crate::autodiff::tape::{sum_over, Linear, Tan, Tape, Tid};
-use crate::builder::{broadcast_in_dim, convert_element_type, div, eq, XlaOp};
+use crate::autodiff::tape::{filled, sum_over, zeros, Linear, Tan, Tape, Tid};
+use crate::builder::{
+    and, broadcast_in_dim, convert_element_type, div, eq, reduce as reduce_op, select, XlaBuilder, XlaOp,
+};
 use crate::element_type::ElementType;
 use crate::error::Result;
+use crate::hlo::computation::XlaComputation;
 use crate::hlo::ir::Opcode;
 use crate::shape::Shape;
 
@@ -40,7 +43,7 @@ pub(super) fn reduce<'b>(
     operand: &Shape,
     shape: &Shape,
 ) -> Result<Tan> {
-    let [x, _] = x;
+    let [x, init] = x;
     let kept: Vec<i64> = (0..operand.rank() as i64).filter(|d| !dimensions.contains(d)).collect();
     let back = |v: XlaOp<'b>| broadcast_in_dim(v, operand.dimensions(), &kept);
     let summed = |tape: &mut Tape<'b>, t: Option<Tid>| match t {
@@ -80,12 +83,32 @@ pub(super) fn reduce<'b>(
             let counts = sum_over(at, element_type, dimensions);
             div(at, back(counts), &[])
         }
-        // y · Σ t/x: exact where no element is zero.
-        Some(BinaryOp::Mul) => div(back(y), x, &[]),
+        // Each element's weight is the product of the others (and the init value): the
+        // product of the nonzero ones over the element where its group has no zero, that
+        // product at the group's only zero, else nothing.
+        Some(BinaryOp::Mul) => {
+            let element_type = operand.element_type();
+            let (one, zero) = (filled(tape.builder, operand, 1.0), zeros(tape.builder, operand));
+            let is_zero = eq(x, zero, &[]);
+            let nonzero = select(is_zero, one, x);
+            let others = back(reduce_op(nonzero, init, &multiplier(element_type), dimensions));
+            let count = back(sum_over(convert_element_type(is_zero, element_type), element_type, dimensions));
+            let alone = and(eq(count, one, &[]), is_zero, &[]);
+            select(eq(count, zero, &[]), div(others, nonzero, &[]), select(alone, others, zero))
+        }
         _ => {
             return Err(tape.not_implemented("reduce", " for a reducer other than add, multiply, max or min"))
         }
     };
     let scaled = scale(tape, t[0].array(), weighted, operand);
     Ok(summed(tape, scaled.array()))
+}
+
+/// The scalar computation `p * q` of `element_type`.
+fn multiplier(element_type: ElementType) -> XlaComputation {
+    let b = XlaBuilder::new("mul");
+    let scalar = Shape::scalar(element_type);
+    let (p, q) = (b.parameter(0, &scalar, "p"), b.parameter(1, &scalar, "q"));
+    // Two scalar parameters of a float type always multiply.
+    b.build(p * q).expect("scalar floats multiply")
 }
