@@ -138,6 +138,7 @@
 extern crate self as lazy_xla;
 
 mod attributes;
+mod autodiff;
 mod builder;
 mod element_type;
 mod error;
@@ -154,6 +155,7 @@ pub use attributes::{
     PrecisionConfig, RandomAlgorithm, UnaryOp,
 };
 pub use attributes::{ConvolutionDimensionNumbers, GatherDimensionNumbers, Padding, ScatterDimensionNumbers};
+pub use autodiff::{grad, jvp, value_and_grad, vjp};
 pub use builder::*;
 pub use element_type::ElementType;
 pub use error::{Error, Result};

@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &[
     "shape_inference",
     "hlo",
     "builder",
+    "autodiff",
     "passes",
     "exec",
 ];

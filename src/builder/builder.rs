@@ -296,6 +296,27 @@ impl XlaBuilder {
         Ok(XlaComputation::new(computation))
     }
 
+    /// An instruction recorded as it is given, on `operands`, its called computations
+    /// embedded: what a transformation of a computation (`autodiff`) copies, or makes with
+    /// attributes it already holds. The shape is not inferred here; the verifier checks it when
+    /// the computation compiles.
+    #[track_caller]
+    pub(crate) fn record_opcode<'b>(
+        &'b self,
+        opcode: &Opcode,
+        operands: &[XlaOp<'b>],
+        shape: &Shape,
+    ) -> XlaOp<'b> {
+        self.record(opcode.name(), operands, |emit, operands| {
+            let mut opcode = opcode.clone();
+            for called in opcode.called_computations_mut() {
+                *called = emit.embed(called);
+            }
+            let ids: Vec<InstructionId> = operands.iter().map(|o| o.id).collect();
+            Ok(emit.emit(opcode, &ids, shape.clone()))
+        })
+    }
+
     /// The position of `op` in this builder, or an error if another builder made it.
     fn own_id(&self, op: XlaOp<'_>) -> Result<InstructionId> {
         if !std::ptr::eq(op.builder, self) {
