@@ -63,6 +63,31 @@ enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// Print the module's derivative as HLO text: its gradient, or its vjp or jvp.
+    #[command(after_help = "Example:\n  lazy-xla grad loss.hlo --wrt 0,1 > loss.grad.hlo\n\n\
+        Without --vjp, --jvp or --value, the module's result must be a floating-point scalar and \
+        the printed module returns the tuple of its gradients (jax.grad); --value puts the value \
+        first (jax.value_and_grad); --vjp takes one more parameter, the result's cotangent; \
+        --jvp one tangent per listed parameter.")]
+    Grad {
+        /// The HLO module.
+        module: PathBuf,
+        /// The parameters to differentiate with respect to, by number.
+        #[arg(long, value_delimiter = ',', required = true)]
+        wrt: Vec<i64>,
+        /// Reverse mode of any result: the cotangents of the listed parameters.
+        #[arg(long, conflicts_with_all = ["jvp", "value"])]
+        vjp: bool,
+        /// Forward mode: the result, then its tangent.
+        #[arg(long, conflicts_with = "value")]
+        jvp: bool,
+        /// The value, then the gradients.
+        #[arg(long)]
+        value: bool,
+        /// Write to this file instead of stdout.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
     /// Time the module fused against unfused.
     #[command(after_help = "Example:\n  lazy-xla bench mlp.hlo --input x.npy --input w.npy --seconds 5\n\n\
         Without --input, every parameter gets deterministic pseudo-random values of its shape.")]
@@ -119,15 +144,31 @@ fn run(cli: Cli) -> Outcome {
                 true => compile(&computation, &CompileOptions::default(), &module)?.to_dot(),
                 false => computation.to_dot(),
             };
-            match output {
-                Some(path) => std::fs::write(&path, dot).map_err(|e| format!("{}: {e}", path.display())),
-                None => {
-                    print!("{dot}");
-                    Ok(())
-                }
-            }
+            write_or_print(output.as_deref(), &dot)
         }
         Command::Bench { module, seconds } => bench(&module, seconds),
+        Command::Grad { module, wrt, vjp, jvp, value, output } => {
+            let computation = load(&module)?;
+            let derive = match (vjp, jvp, value) {
+                (true, _, _) => lazy_xla::vjp,
+                (_, true, _) => lazy_xla::jvp,
+                (_, _, true) => lazy_xla::value_and_grad,
+                _ => lazy_xla::grad,
+            };
+            let derived = derive(&computation, &wrt).map_err(|e| format!("{}: {e}", module.display()))?;
+            write_or_print(output.as_deref(), &derived.to_hlo_text())
+        }
+    }
+}
+
+/// Writes `text` to `path`, or prints it where there is none.
+fn write_or_print(path: Option<&Path>, text: &str) -> Outcome {
+    match path {
+        Some(path) => std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display())),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
     }
 }
 

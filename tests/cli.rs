@@ -88,9 +88,46 @@ fn opt_dot_and_bench() {
 
 #[test]
 fn every_subcommand_has_help_with_an_example() {
-    for subcommand in ["run", "opt", "dot", "bench"] {
+    for subcommand in ["run", "opt", "dot", "bench", "grad"] {
         let help = stdout(&lazy_xla(&[subcommand, "--help"]));
         assert!(help.contains(&format!("Example:\n  lazy-xla {subcommand} ")), "{help}");
+    }
+}
+
+#[test]
+fn grad_prints_a_module_that_runs_and_refuses_what_has_no_gradient() {
+    // f(x, w) = Σ x·x·w: ∂f/∂x = 2·x·w, ∂f/∂w = x·x.
+    let module = temp("square_sum.hlo");
+    std::fs::write(
+        &module,
+        "HloModule square_sum\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+         ROOT s = f32[] add(a, b)\n}\n\nENTRY e {\n  x = f32[3]{0} parameter(0)\n  \
+         w = f32[3]{0} parameter(1)\n  xx = f32[3]{0} multiply(x, x)\n  y = f32[3]{0} multiply(xx, w)\n  \
+         zero = f32[] constant(0)\n  ROOT r = f32[] reduce(y, zero), dimensions={0}, to_apply=add\n}\n",
+    )
+    .unwrap();
+    let (x, w) = (temp("square_sum.x.npy"), temp("square_sum.w.npy"));
+    Literal::vec1(&[1.0f32, -2.0, 0.5]).write_npy(&x).unwrap();
+    Literal::vec1(&[3.0f32, 1.0, -4.0]).write_npy(&w).unwrap();
+    let gradient = temp("square_sum.grad.hlo");
+    let (module_path, gradient_path) = (module.to_str().unwrap(), gradient.to_str().unwrap());
+    stdout(&lazy_xla(&["grad", module_path, "--wrt", "1,0", "-o", gradient_path]));
+    let out = temp("square_sum.grad.npy");
+    let arguments = ["run", gradient_path, "-i", x.to_str().unwrap(), "-i", w.to_str().unwrap()];
+    stdout(&lazy_xla(&[&arguments[..], &["-o", out.to_str().unwrap()]].concat()));
+    let part = |i: usize| {
+        Literal::read_npy(out.with_extension(format!("{i}.npy"))).unwrap().to_vec::<f32>().unwrap()
+    };
+    assert_eq!(part(0), vec![1.0, 4.0, 0.25], "∂f/∂w");
+    assert_eq!(part(1), vec![6.0, -4.0, -4.0], "∂f/∂x");
+    // The other modes print modules with the parameters they add.
+    let vjp = stdout(&lazy_xla(&["grad", module_path, "--wrt", "0", "--vjp"]));
+    assert!(vjp.contains("(f32[3]{0}, f32[3]{0}, f32[])->"), "{vjp}");
+    let jvp = stdout(&lazy_xla(&["grad", module_path, "--wrt", "0", "--jvp"]));
+    assert!(jvp.contains("(f32[3]{0}, f32[3]{0}, f32[3]{0})->(f32[], f32[])"), "{jvp}");
+    fails(&["grad", module_path, "--wrt", "2"], "square_sum.hlo: ");
+    for file in [module, x, w, gradient, out.with_extension("0.npy"), out.with_extension("1.npy")] {
+        std::fs::remove_file(file).unwrap();
     }
 }
 
