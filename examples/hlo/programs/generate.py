@@ -158,15 +158,25 @@ programs = {
     "top_k": (top_k, lambda r: [normal(r, 1024, 4096)]),
 }
 
-for name in sys.argv[1:] or programs:
-    f, make_inputs = programs[name]
-    args = [np.asarray(a, np.int32 if np.asarray(a).dtype.kind == "i" else np.float32)
-            for a in make_inputs(np.random.default_rng(2026))]
-    with open(os.path.join(here, f"{name}.hlo"), "w") as out:
-        out.write(jax.jit(f).lower(*args).as_text(dialect="hlo"))
-    for i, a in enumerate(args):
-        np.save(os.path.join(here, f"{name}.in{i}.npy"), a)
-    leaves = jax.tree_util.tree_leaves(jax.jit(f)(*args))
-    for i, leaf in enumerate(leaves):
-        np.save(os.path.join(here, f"{name}.out{i}.npy"), np.asarray(leaf))
-    print(f"{name}: {len(args)} inputs, {len(leaves)} outputs")
+def inputs(name):
+    """The arguments of program `name`, as generated (f32 and s32 arrays)."""
+    return [np.asarray(a, np.int32 if np.asarray(a).dtype.kind == "i" else np.float32)
+            for a in programs[name][1](np.random.default_rng(2026))]
+
+
+def main(names):
+    for name in names or programs:
+        f = programs[name][0]
+        args = inputs(name)
+        with open(os.path.join(here, f"{name}.hlo"), "w") as out:
+            out.write(jax.jit(f).lower(*args).as_text(dialect="hlo"))
+        for i, a in enumerate(args):
+            np.save(os.path.join(here, f"{name}.in{i}.npy"), a)
+        leaves = jax.tree_util.tree_leaves(jax.jit(f)(*args))
+        for i, leaf in enumerate(leaves):
+            np.save(os.path.join(here, f"{name}.out{i}.npy"), np.asarray(leaf))
+        print(f"{name}: {len(args)} inputs, {len(leaves)} outputs")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
