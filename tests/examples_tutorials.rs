@@ -1,4 +1,4 @@
-//! `examples/broadcasting.rs` and `examples/mlp.rs` print what they compute: pin the lines that
+//! The tutorials print what they compute: pin the lines that
 //! carry the broadcasting document's values and errors, and the perceptron's checks.
 
 // Each example is included whole, with its own copy of the shared report writer.
@@ -23,6 +23,10 @@ mod mixed_precision;
 #[allow(dead_code)]
 #[path = "../examples/cnn.rs"]
 mod cnn;
+
+#[allow(dead_code)]
+#[path = "../examples/train_mlp.rs"]
+mod train_mlp;
 
 /// The broadcasting tutorial's headings, in the document's order.
 const HEADINGS: [&str; 8] = [
@@ -309,5 +313,21 @@ fn cnn_checks_pass() {
             text.lines().any(|line| line.starts_with(prefix) || line.contains(prefix)),
             "missing {prefix:?} in\n{text}"
         );
+    }
+}
+
+// ---- examples/train_mlp.rs --------------------------------------------------------------------
+
+#[test]
+fn train_mlp_learns_the_blobs() {
+    let text = text_of(train_mlp::tutorial);
+    let epochs =
+        text.lines().filter(|line| line.starts_with("epoch ") && line.contains(": mean loss ")).count();
+    assert_eq!(epochs, 12, "{text}");
+    for prefix in [
+        "the loss falls to below half the first batch's, epoch by epoch: ok (",
+        "held-out accuracy above 90%: ok (",
+    ] {
+        assert!(text.lines().any(|line| line.starts_with(prefix)), "missing {prefix:?}... in\n{text}");
     }
 }
