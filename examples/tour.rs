@@ -1,15 +1,15 @@
 //! A five-minute tour of lazy-xla: shapes, literals, building a small model with eager shape
 //! inference and `file:line` errors, its HLO text, compiling and running it (also into a reused
-//! output), the optimized HLO with its fusion, and fused against unfused timing of a mid-size
-//! element-wise workload.
+//! output), the optimized HLO with its fusion, fused against unfused timing of a mid-size
+//! element-wise workload, and a gradient.
 //!
 //! Run with `cargo run --release --example tour`.
 
 use std::time::{Duration, Instant};
 
 use lazy_xla::{
-    add, div, dot, max, mul, reduce, shape, CompileOptions, Executable, Literal, Result, Shape, XlaBuilder,
-    XlaComputation, XlaOp,
+    add, div, dot, grad, max, mul, reduce, shape, tanh, CompileOptions, Executable, Literal, Result, Shape,
+    XlaBuilder, XlaComputation, XlaOp,
 };
 
 /// The default size of the timed workload's `X` (4 MiB of f32).
@@ -250,6 +250,30 @@ fn timing(out: &mut String, size: usize, runs: usize) -> Result<()> {
     Ok(())
 }
 
+// ---- 10. Derivatives -------------------------------------------------------------------------
+
+/// `grad` of `f(x, w) = Σ tanh(x)·w` with respect to `x`, run and checked against the
+/// derivative by hand, `(1 - tanh(x)²)·w`.
+fn derivatives(out: &mut String) -> Result<()> {
+    heading(out, "10. Derivatives: grad (value_and_grad, vjp and jvp alike)");
+    let b = XlaBuilder::new("f");
+    let x = b.parameter(0, &shape!(f32[3]), "x");
+    let w = b.parameter(1, &shape!(f32[3]), "w");
+    let f = b.build(reduce(mul(tanh(x), w, &[]), b.constant_r0(0.0f32), &sum_computation()?, &[0]))?;
+    let df_dx = grad(&f, &[0])?; // a computation like any other: (x, w) -> (df/dx,)
+    say!(out, "f(x, w) = sum(tanh(x) * w)      : {}", f.program_shape());
+    say!(out, "grad(&f, &[0])                  : {}", df_dx.program_shape());
+    let (xs, ws) = ([0.5f32, -1.0, 2.0], [1.0f32, 2.0, -3.0]);
+    let arguments = [Literal::vec1(&xs), Literal::vec1(&ws)];
+    let got = df_dx.compile(&CompileOptions::default())?.execute(&[&arguments[0], &arguments[1]])?;
+    let got = got.decompose_tuple()?[0].to_vec::<f32>()?;
+    let by_hand: Vec<f32> = xs.iter().zip(ws).map(|(x, w)| (1.0 - x.tanh().powi(2)) * w).collect();
+    let agree = got.iter().zip(&by_hand).all(|(g, h)| (g - h).abs() <= 1e-6);
+    say!(out, "at x = {xs:?}, w = {ws:?}: df/dx = {got:.4?}");
+    say!(out, "equal to (1 - tanh(x)^2) * w within 1e-6: {agree}");
+    Ok(())
+}
+
 // ---- The tour -------------------------------------------------------------------------------
 
 /// The whole tour, as the text `main` prints, timing W1 at `size`×`size` over `runs` runs.
@@ -262,8 +286,12 @@ pub fn tour(size: usize, runs: usize) -> Result<String> {
     errors(&mut out);
     running(&mut out, &computation)?;
     timing(&mut out, size, runs)?;
+    derivatives(&mut out)?;
     say!(out);
-    say!(out, "Next: cargo run --release --example broadcasting | layouts | mlp | fused_vs_unfused");
+    say!(
+        out,
+        "Next: cargo run --release --example broadcasting | layouts | mlp | train_mlp | fused_vs_unfused"
+    );
     Ok(out)
 }
 

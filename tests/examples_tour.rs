@@ -24,7 +24,7 @@ fn assert_lines(text: &str, expected: &[&str]) {
     }
 }
 
-const HEADINGS: [&str; 9] = [
+const HEADINGS: [&str; 10] = [
     "1. Shapes and the shape! macro",
     "2. Literals",
     "3. Building a small model, with eager shape inference",
@@ -34,7 +34,20 @@ const HEADINGS: [&str; 9] = [
     "7. execute_into: a reused output, in the output's own layout",
     "8. The optimized HLO: exe.to_hlo_text()",
     "9. Fused against unfused",
+    "10. Derivatives: grad (value_and_grad, vjp and jvp alike)",
 ];
+
+#[test]
+fn the_gradient_is_the_derivative_by_hand() {
+    let text = tour();
+    assert_lines(
+        &text,
+        &[
+            "grad(&f, &[0])                  : (x: f32[3], w: f32[3]) -> (f32[3])",
+            "equal to (1 - tanh(x)^2) * w within 1e-6: true",
+        ],
+    );
+}
 
 #[test]
 fn sections_come_in_order() {
