@@ -453,14 +453,15 @@ fn literal(proto: &LiteralProto, depth: usize) -> Result<Literal> {
         return Ok(Literal::tuple(elements));
     }
     let count = shape.element_count();
-    let check =
-        |len: usize, bytes: usize, field: &str| match (len / bytes) as i64 == count && len % bytes == 0 {
-            true => Ok(()),
-            false => Err(error(format!(
-                "a literal of shape {shape} needs {count} values, its {field} field holds {}",
-                len as f64 / bytes as f64
-            ))),
-        };
+    let check = |len: usize, bytes: usize, field: &str| match (len / bytes) as i64 == count
+        && len.is_multiple_of(bytes)
+    {
+        true => Ok(()),
+        false => Err(error(format!(
+            "a literal of shape {shape} needs {count} values, its {field} field holds {}",
+            len as f64 / bytes as f64
+        ))),
+    };
     fn pairs(bytes: &[u8]) -> impl Iterator<Item = [u8; 2]> + '_ {
         bytes.chunks_exact(2).map(|c| [c[0], c[1]])
     }
