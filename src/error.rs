@@ -103,6 +103,11 @@ pub enum Error {
         /// What limits it: the `memory_limit`, or the memory the system has available.
         by: String,
     },
+    /// Bytes that are not a serialized `xla.HloModuleProto` lazy-xla can read
+    /// (`XlaComputation::from_hlo_proto`): malformed, or a module whose opcodes, element types
+    /// or fields lazy-xla lacks; the sentence names the instruction and computation.
+    #[error("HLO module proto: {0}")]
+    HloProto(String),
     /// A feature XLA has that lazy-xla does not implement.
     #[error("unimplemented: {0}")]
     Unimplemented(String),

@@ -98,6 +98,17 @@ enum Command {
         #[arg(long, default_value_t = 2.0)]
         seconds: f64,
     },
+    /// Write the module as a serialized xla.HloModuleProto (what a PJRT plugin compiles as
+    /// format "hlo", and jaxlib's `XlaComputation(bytes)` reads).
+    #[cfg(feature = "pjrt")]
+    #[command(after_help = "Example:\n  lazy-xla proto mlp.hlo -o mlp.pb")]
+    Proto {
+        /// The HLO module (text).
+        module: PathBuf,
+        /// Where to write the proto.
+        #[arg(long, short)]
+        output: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -157,6 +168,11 @@ fn run(cli: Cli) -> Outcome {
             };
             let derived = derive(&computation, &wrt).map_err(|e| format!("{}: {e}", module.display()))?;
             write_or_print(output.as_deref(), &derived.to_hlo_text())
+        }
+        #[cfg(feature = "pjrt")]
+        Command::Proto { module, output } => {
+            let bytes = load(&module)?.to_hlo_proto();
+            std::fs::write(&output, bytes).map_err(|e| format!("{}: {e}", output.display()))
         }
     }
 }

@@ -124,4 +124,54 @@ impl XlaComputation {
     pub fn to_hlo_text(&self) -> String {
         module_text(&self.entry)
     }
+
+    /// The computation as a serialized `xla.HloModuleProto` (XLA's `hlo.proto`, field numbers
+    /// and all): what a PJRT plugin compiles as format `"hlo"`, and what jaxlib's
+    /// `XlaComputation(bytes)` reads. It holds every computation the entry calls (callees
+    /// first, each once), instruction and computation ids unique in the module, every shape
+    /// with its layout (lazy-xla's padding left out, as in [`to_hlo_text`]), constants in
+    /// their layout's order, and every attribute `to_hlo_text` prints;
+    /// [`from_hlo_proto`](XlaComputation::from_hlo_proto) reads it back to a computation whose
+    /// text is the same. Needs the `pjrt` feature.
+    ///
+    /// [`to_hlo_text`]: XlaComputation::to_hlo_text
+    ///
+    /// ```
+    /// use lazy_xla::{shape, XlaBuilder, XlaComputation};
+    /// let b = XlaBuilder::new("f");
+    /// let x = b.parameter(0, &shape!(f32[2, 3]), "x");
+    /// let computation = b.build(lazy_xla::exp(x))?;
+    /// let bytes = computation.to_hlo_proto();
+    /// let back = XlaComputation::from_hlo_proto(&bytes)?;
+    /// assert_eq!(back.to_hlo_text(), computation.to_hlo_text());
+    /// # Ok::<(), lazy_xla::Error>(())
+    /// ```
+    #[cfg(feature = "pjrt")]
+    pub fn to_hlo_proto(&self) -> Vec<u8> {
+        crate::hlo::proto::module_to_proto(&self.entry)
+    }
+
+    /// The computation of a serialized `xla.HloModuleProto`: what
+    /// [`to_hlo_proto`](XlaComputation::to_hlo_proto) writes, or XLA's own serialization of a
+    /// module made of the opcodes lazy-xla has. Computations must come callees first and
+    /// instructions operands first (as XLA writes them); the entry is the one
+    /// `entry_computation_id` names (else the last). Every instruction is checked by shape
+    /// inference, as [`from_hlo_text`](XlaComputation::from_hlo_text) checks it. Bytes that do
+    /// not decode, an opcode, element type or field lazy-xla lacks (tiled layouts, dynamic
+    /// dimensions, window reversal, dot algorithms), a missing field, an id that names nothing
+    /// before it or a literal whose values do not fill its shape is an [`Error::HloProto`]
+    /// naming the instruction; nothing is allocated beyond what the bytes hold. Needs the
+    /// `pjrt` feature.
+    ///
+    /// [`Error::HloProto`]: crate::Error::HloProto
+    ///
+    /// ```
+    /// use lazy_xla::XlaComputation;
+    /// let error = XlaComputation::from_hlo_proto(&[0x1a, 0xff, 0x01]).unwrap_err();
+    /// assert!(error.to_string().starts_with("HLO module proto: the bytes are not a serialized HloModuleProto"));
+    /// ```
+    #[cfg(feature = "pjrt")]
+    pub fn from_hlo_proto(bytes: &[u8]) -> Result<XlaComputation> {
+        crate::hlo::proto::module_from_proto(bytes).map(XlaComputation::new)
+    }
 }

@@ -17,6 +17,8 @@ pub(crate) mod ir;
 pub(crate) mod loop_part;
 pub(crate) mod output_fusion;
 pub(crate) mod parse;
+#[cfg(feature = "pjrt")]
+pub(crate) mod proto;
 pub(crate) mod rewrite;
 pub(crate) mod text;
 pub(crate) mod verify;
