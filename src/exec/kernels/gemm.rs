@@ -22,12 +22,13 @@ pub(crate) fn available() -> bool {
     }
 }
 
-/// The most bytes a [`Packed`] holds for a rhs of `depth × columns` packed in blocks of at
-/// most `block_rows` rows: the blocks it keeps (no more than the rhs has, within
-/// [`KEPT_BYTES`]) and the one it packs.
+/// The most bytes a [`Packed`] holds for a rhs of `depth × columns` packed in runs of at most
+/// `block_rows` rows: the blocks it keeps (no more than the rhs has, within [`KEPT_BYTES`])
+/// and the one it packs. Runs that are not all full (a convolution's, cut at its taps) are
+/// at least half full two by two, so a panel has fewer than twice `depth / block_rows` + 1.
 pub(crate) fn packed_bytes(depth: usize, columns: usize, block_rows: usize) -> u64 {
     let block = ((block_rows.min(depth) * PANEL + LINE - 1) * std::mem::size_of::<f32>()) as u64;
-    let blocks = (depth.div_ceil(block_rows.max(1)) * columns.div_ceil(PANEL)) as u64;
+    let blocks = (2 * depth.div_ceil(block_rows.max(1)) * columns.div_ceil(PANEL)) as u64;
     block.saturating_mul(blocks).min(KEPT_BYTES as u64).saturating_add(block)
 }
 
@@ -92,6 +93,10 @@ struct PackedBlock {
 /// not once per block.
 const KEPT_BYTES: usize = 4 << 20;
 
+/// The most blocks a [`Packed`] keeps: a thin product's many small blocks cost little to pack
+/// again, and finding a block among the kept ones is a linear search.
+const KEPT_BLOCKS: usize = 64;
+
 /// The f32 elements of a cache line.
 const LINE: usize = 64 / std::mem::size_of::<f32>();
 
@@ -127,8 +132,9 @@ impl Packed {
             let len = rows.len() * width + LINE - 1;
             // The oldest blocks make room (the last of them lends its memory).
             let mut reused = Vec::new();
-            while !self.blocks.is_empty()
-                && self.blocks.iter().map(PackedBlock::bytes).sum::<usize>() + len * 4 > KEPT_BYTES
+            while self.blocks.len() >= KEPT_BLOCKS
+                || !self.blocks.is_empty()
+                    && self.blocks.iter().map(PackedBlock::bytes).sum::<usize>() + len * 4 > KEPT_BYTES
             {
                 reused = self.blocks.remove(0).data;
             }
@@ -550,6 +556,16 @@ mod tests {
             assert!(kept as u64 <= packed_bytes(depth, columns, depth), "{kept} bytes kept");
         }
         assert!(packed.blocks.len() < 8);
+        // A thin rhs of many small blocks: no more than `KEPT_BLOCKS` are kept.
+        let (depth, columns) = (1, 2 * KEPT_BLOCKS * PANEL);
+        let thin = vec![2.0f32; depth * columns];
+        let rhs = Rhs::new(&thin, 0, [columns, 1], depth, columns).unwrap();
+        for p in 0..rhs.panels() {
+            let (block, ..) = packed.pack(&rhs, p, 0..depth);
+            // SAFETY: the block holds one row of a whole panel.
+            assert_eq!(unsafe { *block.add(PANEL - 1) }, 2.0);
+        }
+        assert_eq!(packed.blocks.len(), KEPT_BLOCKS);
     }
 
     #[test]
