@@ -3,13 +3,14 @@
 //! pin which graphs become one, and that the values are a naive loop's (and the unfused
 //! executor's) for products of one block and of many, with batch dimensions, several free rhs
 //! dimensions, residuals in other layouts, convolutions with strides, padding, dilations,
-//! feature groups and the features first or last, and on one thread or several.
+//! feature groups and the features first or last, an embedding lookup read through its ids,
+//! and on one thread or several.
 
 use approx::assert_relative_eq;
 use lazy_xla::{
-    add, conv_general_dilated, dot, dot_general, max, mul, tanh, transpose, CompileOptions,
-    ConvolutionDimensionNumbers, DotDimensionNumbers, ElementType, Literal, Result, Shape, XlaBuilder,
-    XlaComputation, XlaOp,
+    add, conv_general_dilated, dot, dot_general, gather, max, mul, tanh, transpose, CompileOptions,
+    ConvolutionDimensionNumbers, DotDimensionNumbers, ElementType, GatherDimensionNumbers, Literal, Result,
+    Shape, XlaBuilder, XlaComputation, XlaOp,
 };
 use proptest::prelude::*;
 
@@ -127,16 +128,21 @@ fn check_dense_relu(m: usize, k: usize, n: usize, threads: usize) -> Result<()> 
         f32_literal(&[n as i64], 5),
     );
     let got = fused_and_unfused(&computation, &[&x, &w, &b], threads)?;
-    let bias = b.to_vec::<f32>()?;
     let product = reference(&x.to_vec::<f32>()?, &w.to_vec::<f32>()?, [m, k, n]);
-    for (i, (g, p)) in got.iter().zip(&product).enumerate() {
-        let expected = (p + f64::from(bias[i % n])).max(0.0);
+    assert_bias_relu(&got, &product, &b.to_vec::<f32>()?);
+    Ok(())
+}
+
+/// Asserts that `got` is `relu(product + bias)` (the bias along rows) within 1e-4 relative.
+fn assert_bias_relu(got: &[f32], product: &[f64], bias: &[f32]) {
+    assert_eq!(got.len(), product.len());
+    for (i, (g, p)) in got.iter().zip(product).enumerate() {
+        let expected = (p + f64::from(bias[i % bias.len()])).max(0.0);
         assert!(
             (f64::from(*g) - expected).abs() <= 1e-4 * (1.0 + expected.abs()),
             "element {i}: {g} against {expected}"
         );
     }
-    Ok(())
 }
 
 #[test]
@@ -211,6 +217,79 @@ fn a_dot_whose_rhs_has_no_free_dimension_holds_a_naive_loops_values() -> Result<
     Ok(())
 }
 
+/// `relu(table[ids]·w + b)` (an embedding lookup and a dense layer) over `table: [rows, k]`,
+/// `ids: s32[m]`, `w: [k, n]`, `b: [n]`.
+fn embedding_dense(rows: i64, m: i64, k: i64, n: i64) -> Result<XlaComputation> {
+    let builder = XlaBuilder::new("embedding_dense");
+    let table = builder.parameter(0, &Shape::new(ElementType::F32, &[rows, k]), "table");
+    let ids = builder.parameter(1, &Shape::new(ElementType::S32, &[m]), "ids");
+    let w = builder.parameter(2, &Shape::new(ElementType::F32, &[k, n]), "w");
+    let b = builder.parameter(3, &Shape::new(ElementType::F32, &[n]), "b");
+    let looked_up = look_up(table, ids, k);
+    builder.build(max(add(dot(looked_up, w), b, &[1]), builder.constant_r0(0.0f32), &[]))
+}
+
+/// Rows `ids` (one index each) of `table` (of rows of `k`), as jax's `table[ids]` gathers them.
+fn look_up<'b>(table: XlaOp<'b>, ids: XlaOp<'b>, k: i64) -> XlaOp<'b> {
+    let numbers = GatherDimensionNumbers {
+        offset_dims: vec![1],
+        collapsed_slice_dims: vec![0],
+        start_index_map: vec![0],
+        index_vector_dim: 1,
+        ..Default::default()
+    };
+    gather(table, ids, &numbers, &[1, k], false)
+}
+
+/// Ids in `-rows..2·rows` (a third out of range, clamped as XLA clamps), from `seed`.
+fn random_ids(count: usize, rows: usize, seed: u64) -> Vec<i32> {
+    values(count, seed).iter().map(|v| ((v + 1.0) * 1.5 * rows as f32) as i32 - rows as i32).collect()
+}
+
+/// Checks `relu(table[ids]·w + b)` against the naive loop over the clamped rows, on `threads`.
+fn check_embedding_dense(rows: usize, m: usize, k: usize, n: usize, threads: usize) -> Result<()> {
+    let computation = embedding_dense(rows as i64, m as i64, k as i64, n as i64)?;
+    assert_eq!(entry_ops(&computation)?, ["fusion:kOutput"]);
+    let table = f32_literal(&[rows as i64, k as i64], 11);
+    let lookups = random_ids(m, rows, 12);
+    let id_literal = Literal::from_vec(&Shape::new(ElementType::S32, &[m as i64]), lookups.clone())?;
+    let (w, b) = (f32_literal(&[k as i64, n as i64], 13), f32_literal(&[n as i64], 14));
+    let got = fused_and_unfused(&computation, &[&table, &id_literal, &w, &b], threads)?;
+    let table_values = table.to_vec::<f32>()?;
+    let gathered: Vec<f32> = lookups
+        .iter()
+        .flat_map(|&id| {
+            let row = id.clamp(0, rows as i32 - 1) as usize;
+            table_values[row * k..(row + 1) * k].to_vec()
+        })
+        .collect();
+    let product = reference(&gathered, &w.to_vec::<f32>()?, [m, k, n]);
+    assert_bias_relu(&got, &product, &b.to_vec::<f32>()?);
+    Ok(())
+}
+
+#[test]
+fn an_embedding_lookup_joins_its_dense_layer_and_clamps_its_ids() -> Result<()> {
+    // 1100 looked-up rows on two threads: blocks of 256 and a short last one.
+    check_embedding_dense(500, 1100, 96, 130, 2)
+}
+
+#[test]
+fn a_lookup_with_another_reader_stays_a_gather() -> Result<()> {
+    let builder = XlaBuilder::new("two_readers");
+    let table = builder.parameter(0, &Shape::new(ElementType::F32, &[50, 16]), "table");
+    let ids = builder.parameter(1, &Shape::new(ElementType::S32, &[40]), "ids");
+    let w = builder.parameter(2, &Shape::new(ElementType::F32, &[16, 16]), "w");
+    let looked_up = look_up(table, ids, 16);
+    let computation = builder.build(add(tanh(dot(looked_up, w)), looked_up, &[]))?;
+    let ops = entry_ops(&computation)?;
+    assert!(ops.contains(&"gather".to_string()), "{ops:?}");
+    let table_literal = f32_literal(&[50, 16], 15);
+    let id_literal = Literal::from_vec(&Shape::new(ElementType::S32, &[40]), random_ids(40, 50, 17))?;
+    fused_and_unfused(&computation, &[&table_literal, &id_literal, &f32_literal(&[16, 16], 16)], 2)?;
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
@@ -218,6 +297,15 @@ proptest! {
     #[test]
     fn any_shape_holds_a_naive_loops_values(m in 1usize..700, k in 1usize..260, n in 2usize..150, threads in 1usize..3) {
         check_dense_relu(m, k, n, threads).unwrap();
+    }
+
+    /// Any table, lookup and layer, one thread or two: the product read through the clamped
+    /// ids holds the naive loop's values over the looked-up rows.
+    #[test]
+    fn any_lookup_holds_a_naive_loops_values(
+        rows in 1usize..300, m in 1usize..700, k in 1usize..200, n in 2usize..100, threads in 1usize..3,
+    ) {
+        check_embedding_dense(rows, m, k, n, threads).unwrap();
     }
 }
 

@@ -4,20 +4,25 @@
 //! computed, on the same thread, while the block is in cache. The product is never written
 //! whole; the result is, once.
 //!
+//! A dot's lhs may be a row gather (an embedding lookup): the tile then reads each looked-up
+//! row in the table, through the clamped indices, and the gathered matrix is never written.
+//!
 //! Where the tile cannot run (no AVX-512, other types, a strided lhs depth, feature groups),
-//! the product is computed whole and the epilogue runs over it as any loop: the same values
-//! either way, as the epilogue computes each element from the product's element at its own
-//! index.
+//! the product is computed whole (after the gather, into a matrix of its own) and the epilogue
+//! runs over it as any loop: the same values either way, as the epilogue computes each element
+//! from the product's element at its own index.
 
 use std::ops::Range;
 
-use crate::attributes::{ConvolutionDimensionNumbers, DotDimensionNumbers, Window};
+use crate::attributes::{ConvolutionDimensionNumbers, DotDimensionNumbers, GatherDimensionNumbers, Window};
 use crate::error::{invalid_argument, Error, Result};
 use crate::exec::dot_step::{DotStep, TypedProduct};
-use crate::exec::kernels::{contraction, convolution};
+use crate::exec::kernels::contraction::GatheredRows;
+use crate::exec::kernels::indexing::{clamp_start, index_value};
+use crate::exec::kernels::{contraction, convolution, gather};
 use crate::exec::loop_program::{LoopProgram, SharedOutput};
 use crate::hlo::ir::{HloComputation, Instruction, Opcode};
-use crate::hlo::output_fusion::fused_product;
+use crate::hlo::output_fusion::{fused_product, gathered_lhs};
 use crate::literal::Literal;
 use crate::shape::Shape;
 
@@ -25,8 +30,10 @@ use crate::shape::Shape;
 #[derive(Debug)]
 pub(crate) struct FusedProduct {
     product: Product,
-    /// The fusion operands the product reads (lhs, rhs).
+    /// The fusion operands the product reads (lhs, or a gathered lhs's table; rhs).
     operands: [usize; 2],
+    /// The lhs's row gather, where it is one.
+    gathered: Option<RowGather>,
     /// The product's result (row-major, dense `f32`).
     product_shape: Shape,
     /// The epilogue over the fusion's operands and then the product, into the result.
@@ -34,6 +41,35 @@ pub(crate) struct FusedProduct {
     /// The same loop by rows of the result, where the product's blocks are whole rows of it
     /// (see [`LoopProgram::compile_by_rows`]).
     by_rows: Option<LoopProgram>,
+}
+
+/// A dot's lhs gathered from rows of a table (`hlo::output_fusion::row_gather`).
+#[derive(Debug)]
+struct RowGather {
+    /// The fusion operand of the indices (the table's is the product's lhs operand).
+    indices: usize,
+    numbers: GatherDimensionNumbers,
+    slice_sizes: Vec<i64>,
+    /// The gathered matrix's shape, `f32[N, D]`.
+    shape: Shape,
+}
+
+impl RowGather {
+    /// Where each gathered row starts in `table`: its index clamped into the table's rows.
+    fn row_starts(&self, table: &Literal, indices: &Literal) -> Result<Vec<usize>> {
+        let (rows, row_len) = (table.shape().dimensions()[0], table.shape().dimensions()[1]);
+        let count = self.shape.dimensions()[0] as usize;
+        (0..count)
+            .map(|n| Ok(clamp_start(index_value(indices, n)?, rows, 1) as usize * row_len as usize))
+            .collect()
+    }
+
+    /// The gathered matrix itself, for a product that cannot read through it.
+    fn materialize(&self, table: &Literal, indices: &Literal, parallel: bool) -> Result<Literal> {
+        let mut gathered = Literal::for_overwrite(&self.shape)?;
+        gather::gather(table, indices, &self.numbers, &self.slice_sizes, &mut gathered, parallel)?;
+        Ok(gathered)
+    }
 }
 
 /// The product of an output fusion.
@@ -79,8 +115,32 @@ impl FusedProduct {
             Opcode::Parameter { number } => Ok(number as usize),
             _ => invalid_argument!("the product of a kOutput fusion reads more than parameters"),
         };
-        let operands = [number(instruction.operands[0])?, number(instruction.operands[1])?];
-        let [lhs, rhs] = operands.map(|o| operand_shapes[o].clone());
+        let gathered = match gathered_lhs(fused, id).map(|g| &fused.instructions[g]) {
+            Some(Instruction {
+                opcode: Opcode::Gather { numbers, slice_sizes, .. },
+                operands,
+                shape,
+                ..
+            }) => {
+                let (table, indices) = (number(operands[0])?, number(operands[1])?);
+                let gather = RowGather {
+                    indices,
+                    numbers: numbers.clone(),
+                    slice_sizes: slice_sizes.clone(),
+                    shape: shape.clone(),
+                };
+                Some((table, gather))
+            }
+            _ => None,
+        };
+        let lhs_operand = match &gathered {
+            Some((table, _)) => *table,
+            None => number(instruction.operands[0])?,
+        };
+        let operands = [lhs_operand, number(instruction.operands[1])?];
+        let gathered = gathered.map(|(_, gather)| gather);
+        let lhs = gathered.as_ref().map_or_else(|| operand_shapes[operands[0]].clone(), |g| g.shape.clone());
+        let rhs = operand_shapes[operands[1]].clone();
         let rank = instruction.shape.rank() as i64;
         // Blocks of the product are whole rows of the result where its minor dimension is
         // the rhs's last free one (a dot) or the output feature (a convolution).
@@ -121,13 +181,19 @@ impl FusedProduct {
             true => LoopProgram::compile_by_rows(&epilogue_computation, &input_shapes, out_shape),
             false => None,
         };
-        Ok(FusedProduct { product, operands, product_shape: instruction.shape.clone(), epilogue, by_rows })
+        let product_shape = instruction.shape.clone();
+        Ok(FusedProduct { product, operands, gathered, product_shape, epilogue, by_rows })
     }
 
-    /// The bytes it computes in besides its operands and result: the product's, and the
-    /// product whole (where it cannot run by blocks; each thread's block is smaller).
+    /// The bytes it computes in besides its operands and result: the product's, the product
+    /// whole and a gathered lhs whole (where it cannot run by blocks; each thread's block is
+    /// smaller).
     pub(crate) fn scratch_bytes(&self, operand_shapes: &[&Shape]) -> u64 {
         let [lhs, rhs] = self.operands.map(|o| operand_shapes[o]);
+        let (lhs, gathered_bytes) = match &self.gathered {
+            Some(g) => (&g.shape, g.shape.byte_size()),
+            None => (lhs, 0),
+        };
         let own =
             match &self.product {
                 Product::Dot { step, .. } => step.scratch_bytes([lhs, rhs], &self.product_shape),
@@ -135,13 +201,17 @@ impl FusedProduct {
                     convolution::scratch_bytes(lhs, rhs, &self.product_shape, &c.attributes()),
                 ),
             };
-        own.saturating_add(self.product_shape.byte_size())
+        own.saturating_add(self.product_shape.byte_size()).saturating_add(gathered_bytes)
     }
 
     /// Computes the fusion of `inputs` (its operands, dense) into `out` (its shape, dense).
     pub(crate) fn run(&self, inputs: &[&Literal], out: &mut Literal, parallel: bool) -> Result<()> {
         let operands = [inputs[self.operands[0]], inputs[self.operands[1]]];
         if let Some(by_rows) = self.by_rows.as_ref().filter(|_| self.computes_in_f32_alone()) {
+            let row_starts = match &self.gathered {
+                Some(g) => Some(g.row_starts(operands[0], inputs[g.indices])?),
+                None => None,
+            };
             let row_len = self.product_shape.dimensions().last().map_or(1, |&len| len as usize);
             let shared = SharedOutput::new(out)?;
             let product = inputs.len();
@@ -160,7 +230,9 @@ impl FusedProduct {
             };
             let by_blocks = match &self.product {
                 Product::Dot { numbers, .. } => {
-                    contraction::dot_by_blocks(operands, numbers, &consume, parallel)?
+                    let gathered = self.gathered.as_ref().zip(row_starts.as_deref());
+                    let gathered = gathered.map(|(g, starts)| GatheredRows { shape: &g.shape, starts });
+                    contraction::dot_by_blocks(operands, numbers, gathered, &consume, parallel)?
                 }
                 Product::Convolution(c) => {
                     let [lhs, rhs] = operands;
@@ -179,6 +251,11 @@ impl FusedProduct {
                 return Ok(());
             }
         }
+        let gathered = match &self.gathered {
+            Some(g) => Some(g.materialize(operands[0], inputs[g.indices], parallel)?),
+            None => None,
+        };
+        let operands = [gathered.as_ref().unwrap_or(operands[0]), operands[1]];
         let mut product = Literal::for_overwrite(&self.product_shape)?;
         match &self.product {
             Product::Dot { step, .. } => step.run(operands, &mut product, parallel)?,

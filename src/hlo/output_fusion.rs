@@ -1,14 +1,18 @@
 //! What an output fusion (XLA's `kOutput`) holds: one dot or convolution (its *product*), its
-//! operands parameters, and element-wise ops that read its result at their own index, so the
-//! executor can apply them to each block of the product as it is computed, before the block
-//! leaves the cache. The one predicate both the fusion pass and the verifier read.
+//! operands parameters (or, for a dot's lhs, a gather of rows of a parameter: an embedding
+//! lookup, which the product reads through instead of materializing it), and element-wise ops
+//! that read its result at their own index, so the executor can apply them to each block of
+//! the product as it is computed, before the block leaves the cache. The predicates both the
+//! fusion pass and the verifier read.
 
 use crate::element_type::ElementType;
-use crate::hlo::ir::{HloComputation, InstructionId, Opcode};
+use crate::hlo::ir::{HloComputation, Instruction, InstructionId, Opcode};
 use crate::hlo::loop_part::LoopPart;
+use crate::shape::Shape;
 
 /// The product (dot or convolution) of fused computation `fused` if it is what an output
-/// fusion computes, else why not: exactly one product, reading two parameters, its result
+/// fusion computes, else why not: exactly one product, reading two parameters (a dot's lhs
+/// may instead be a [`row_gather`] of two parameters), its result
 /// dense, row-major `f32` of the root's dimensions with a row of at least two; every other
 /// instruction a parameter or a loop part (no reduce); and every instruction that depends on
 /// the product element-wise, so each element of the result reads the product at its own
@@ -21,8 +25,9 @@ pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, Str
         return Err(format!("a kOutput fusion holds {} dots and convolutions, not one", products.len()));
     };
     let product = &instructions[product_id];
-    let reads_parameters =
-        product.operands.iter().all(|&o| matches!(instructions[o].opcode, Opcode::Parameter { .. }));
+    let is_parameter = |id: InstructionId| matches!(instructions[id].opcode, Opcode::Parameter { .. });
+    let gathered = gathered_lhs(fused, product_id);
+    let reads_parameters = product.operands.iter().all(|&o| is_parameter(o) || Some(o) == gathered);
     if !reads_parameters {
         return Err(format!("the product of a kOutput fusion, {}, reads more than parameters", product.name));
     }
@@ -45,9 +50,8 @@ pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, Str
         depends[id] = instruction.operands.iter().any(|&o| depends[o]);
     }
     for (id, instruction) in instructions.iter().enumerate() {
-        let is_parameter = matches!(instruction.opcode, Opcode::Parameter { .. });
         let part = fused.loop_part(id);
-        if id != product_id && !is_parameter && part.is_none() {
+        if id != product_id && !is_parameter(id) && Some(id) != gathered && part.is_none() {
             return Err(format!(
                 "a kOutput fusion holds {} ({}), which a loop cannot compute",
                 instruction.name,
@@ -63,6 +67,45 @@ pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, Str
         }
     }
     Ok(product_id)
+}
+
+/// The lhs of dot `product_id` of `fused` if it is a [`row_gather`] of two parameters.
+pub(crate) fn gathered_lhs(fused: &HloComputation, product_id: InstructionId) -> Option<InstructionId> {
+    let instructions = &fused.instructions;
+    let product = &instructions[product_id];
+    let &lhs = product.operands.first()?;
+    let gather = &instructions[lhs];
+    let of_parameters =
+        gather.operands.iter().all(|&o| matches!(instructions[o].opcode, Opcode::Parameter { .. }));
+    let shapes: Vec<&Shape> = gather.operands.iter().map(|&o| &instructions[o].shape).collect();
+    let is_dot = matches!(product.opcode, Opcode::Dot { .. });
+    (is_dot && of_parameters && row_gather(gather, &shapes)).then_some(lhs)
+}
+
+/// Whether `gather` (of operands of `operand_shapes`) looks up whole rows of a dense row-major
+/// `f32` matrix: `table[V, D]` at `indices[N]` (or `[N, 1]`) of integers into
+/// `f32[N, D]`, row `n` being row `indices[n]` clamped into `0..V` (as XLA clamps). A product
+/// reads such a lhs through the indices, one row start each, as it reads a matrix.
+pub(crate) fn row_gather(gather: &Instruction, operand_shapes: &[&Shape]) -> bool {
+    let Opcode::Gather { numbers, slice_sizes, .. } = &gather.opcode else { return false };
+    let [table, indices] = operand_shapes[..] else { return false };
+    let dense_f32 = |shape: &Shape| {
+        shape.element_type() == ElementType::F32 && !shape.is_padded() && shape.layout().is_default()
+    };
+    let index_dims = indices.dimensions();
+    let one_index_each = matches!(index_dims, [_] | [_, 1]);
+    table.rank() == 2
+        && dense_f32(table)
+        && dense_f32(&gather.shape)
+        && indices.element_type().is_integral()
+        && one_index_each
+        && numbers.index_vector_dim == 1
+        && numbers.offset_dims == [1]
+        && numbers.collapsed_slice_dims == [0]
+        && numbers.start_index_map == [0]
+        && numbers.operand_batching_dims.is_empty()
+        && slice_sizes[..] == [1, table.dimensions()[1]]
+        && gather.shape.dimensions() == [index_dims[0], table.dimensions()[1]]
 }
 
 /// Whether `opcode` is a product an output fusion may hold: a dot or a convolution.

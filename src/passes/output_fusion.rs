@@ -3,6 +3,9 @@
 //! executor then applies the loop (a bias, an activation) to each block of the product as the
 //! block is computed, instead of writing the whole product and reading it back.
 //!
+//! A dot's lhs that is a row gather (an embedding lookup) read by the dot alone moves in with
+//! it, so the product reads the looked-up rows from the table instead of a copy of them.
+//!
 //! Runs after loop fusion, so the epilogue is already one loop; what an output fusion may
 //! hold is `hlo/output_fusion.rs`'s predicate, which the verifier checks too.
 
@@ -10,7 +13,7 @@ use std::sync::Arc;
 
 use crate::hlo::ir::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
 use crate::hlo::loop_part::LoopPart;
-use crate::hlo::output_fusion::{fused_product, is_product};
+use crate::hlo::output_fusion::{fused_product, is_product, row_gather};
 use crate::passes::pass::Pass;
 use crate::shape::Shape;
 
@@ -31,7 +34,9 @@ impl Pass for OutputFusion {
             if id == computation.root || !is_product(&computation.instructions[id].opcode) {
                 continue;
             }
-            let Some((fused, operands)) = with_product(computation, consumer, id, &mut counter) else {
+            let gather = gathered_lhs(computation, &users, id);
+            let Some((fused, operands)) = with_product(computation, consumer, id, gather, &mut counter)
+            else {
                 continue;
             };
             if fused_product(&fused).is_err() {
@@ -56,14 +61,33 @@ impl Pass for OutputFusion {
     }
 }
 
+/// The lhs of dot `product_id` if it is a row gather that the dot alone reads.
+fn gathered_lhs(
+    computation: &HloComputation,
+    users: &[Vec<InstructionId>],
+    product_id: InstructionId,
+) -> Option<InstructionId> {
+    let product = &computation.instructions[product_id];
+    let &lhs = product.operands.first()?;
+    let gather = &computation.instructions[lhs];
+    let shapes: Vec<&Shape> = gather.operands.iter().map(|&o| &computation.instructions[o].shape).collect();
+    let absorbed = matches!(product.opcode, Opcode::Dot { .. })
+        && users[lhs] == [product_id]
+        && lhs != computation.root
+        && row_gather(gather, &shapes);
+    absorbed.then_some(lhs)
+}
+
 /// The computation of `consumer` (a loop fusion, or an element-wise op as a fusion of one)
 /// with `product_id` (a dot or convolution), its operand, computed inside it from two
-/// parameters in its place, and the operands of the fusion that computation makes; `None` if
-/// `consumer` is neither.
+/// parameters in its place (or, where `gather` is the product's lhs, from the gather's two
+/// operands and the rhs, the gather computed inside too), and the operands of the fusion that
+/// computation makes; `None` if `consumer` is neither.
 fn with_product(
     computation: &HloComputation,
     consumer: InstructionId,
     product_id: InstructionId,
+    gather: Option<InstructionId>,
     counter: &mut usize,
 ) -> Option<(HloComputation, Vec<InstructionId>)> {
     let instruction = &computation.instructions[consumer];
@@ -83,10 +107,16 @@ fn with_product(
     let mut operands: Vec<InstructionId> =
         instruction.operands.iter().copied().filter(|&o| o != product_id).collect();
     let product = &computation.instructions[product_id];
-    // The product's operands: parameters the fusion has already, or new ones after the others.
+    // What the fusion reads for the product: its operands, or the gather's and the rhs.
+    let reads: Vec<InstructionId> = match gather {
+        Some(g) => {
+            computation.instructions[g].operands.iter().chain(&product.operands[1..]).copied().collect()
+        }
+        None => product.operands.clone(),
+    };
+    // Those as parameters the fusion has already, or new ones after the others.
     let mut new_parameters = Vec::new();
-    let numbers: Vec<i64> = product
-        .operands
+    let numbers: Vec<i64> = reads
         .iter()
         .map(|&operand| match operands.iter().position(|&o| o == operand) {
             Some(existing) => existing as i64,
@@ -107,8 +137,9 @@ fn with_product(
             name: fused.fresh_name("param", &mut names),
         })
         .collect();
-    // Parameters first, then the product in the replaced parameter's place, then the rest in
-    // their order: the product may read a parameter that came after the one it replaces.
+    // Parameters first, then the product (after the gather it reads, if any) in the replaced
+    // parameter's place, then the rest in their order: the product may read a parameter that
+    // came after the one it replaces.
     let is_parameter = |id: InstructionId| matches!(fused.instructions[id].opcode, Opcode::Parameter { .. });
     let replaced_id = (0..fused.instructions.len())
         .find(|&id| fused.instructions[id].opcode == Opcode::Parameter { number: replaced })?;
@@ -117,9 +148,12 @@ fn with_product(
         .chain([replaced_id])
         .chain((0..fused.instructions.len()).filter(|&id| !is_parameter(id)))
         .collect();
+    let replaced_position = order.iter().position(|&id| id == replaced_id)?;
+    let before_product = usize::from(gather.is_some());
     let mut new_id = vec![0; fused.instructions.len()];
     for (position, &id) in order.iter().enumerate() {
-        new_id[id] = position + instructions.len();
+        let shift = if position >= replaced_position { before_product } else { 0 };
+        new_id[id] = position + instructions.len() + shift;
     }
     let mut parameter_of_number = vec![usize::MAX; operands.len()];
     for (i, &(number, _)) in new_parameters.iter().enumerate() {
@@ -141,8 +175,17 @@ fn with_product(
         };
         match original.opcode {
             Opcode::Parameter { number } if number == replaced => {
-                instruction = Instruction { name: product.name.clone(), ..product.clone() };
-                instruction.operands = numbers.iter().map(|&n| parameter_of_number[n as usize]).collect();
+                let mut parameters = numbers.iter().map(|&n| parameter_of_number[n as usize]);
+                instruction = product.clone();
+                instruction.operands = match gather {
+                    Some(g) => {
+                        let mut lookup = computation.instructions[g].clone();
+                        lookup.operands = parameters.by_ref().take(2).collect();
+                        instructions.push(lookup);
+                        std::iter::once(instructions.len() - 1).chain(parameters).collect()
+                    }
+                    None => parameters.collect(),
+                };
             }
             Opcode::Parameter { number } if number > replaced => {
                 instruction.opcode = Opcode::Parameter { number: number - 1 };

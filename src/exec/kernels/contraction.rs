@@ -10,7 +10,7 @@ use crate::error::{invalid_argument, Result};
 use crate::exec::element::Element;
 use crate::exec::half_convert::{bf16_from_f32, bf16_to_f32, f16_from_f32, f16_to_f32};
 use crate::exec::kernels::disjoint::DisjointWrites;
-use crate::exec::kernels::gemm::{self, LhsRows, OutRows, Packed, Rhs, Segment, PANEL};
+use crate::exec::kernels::gemm::{self, LhsRows, OutRows, Packed, Rhs, RowStarts, Segment, PANEL};
 use crate::literal::Literal;
 use crate::shape::Shape;
 use crate::storage::{with_native_type, NativeType};
@@ -78,22 +78,33 @@ pub(crate) fn dot(
 /// product's) and an `f32` literal that holds them from its start (the rest is not theirs).
 pub(crate) type BlockConsumer<'c> = dyn Fn(Range<usize>, &Literal) -> Result<()> + Sync + 'c;
 
+/// A dot's lhs looked up in a table (a gathered lhs: an embedding's rows): the row-major matrix
+/// of `shape` whose row `m` is the lhs operand's elements from `starts[m]` on.
+#[derive(Clone, Copy)]
+pub(crate) struct GatheredRows<'a> {
+    pub(crate) shape: &'a Shape,
+    pub(crate) starts: &'a [usize],
+}
+
 /// The `f32` dot of `inputs` on the register tile a block of rows at a time, each block handed
 /// to `consume` as soon as it is computed, on the thread that computed it, so that what
-/// follows the product reads it while it is in cache (an output fusion's epilogue). Returns
-/// false, computing nothing, where the tile cannot run (no AVX-512, a strided lhs depth, other
-/// types) or the threads' share of rows would make blocks shorter than [`MIN_BLOCK_ROWS`].
+/// follows the product reads it while it is in cache (an output fusion's epilogue). With
+/// `gathered`, the lhs is the matrix whose rows it lists in `inputs[0]`. Returns false,
+/// computing nothing, where the tile cannot run (no AVX-512, a strided lhs depth, other types)
+/// or the threads' share of rows would make blocks shorter than [`MIN_BLOCK_ROWS`].
 pub(crate) fn dot_by_blocks(
     inputs: [&Literal; 2],
     numbers: &DotDimensionNumbers,
+    gathered: Option<GatheredRows<'_>>,
     consume: &BlockConsumer<'_>,
     parallel: bool,
 ) -> Result<bool> {
-    let geometry = DotGeometry::new([inputs[0].shape(), inputs[1].shape()], numbers);
+    let lhs_shape = gathered.map_or(inputs[0].shape(), |g| g.shape);
+    let geometry = DotGeometry::new([lhs_shape, inputs[1].shape()], numbers);
     let (Some(a), Some(b)) = (inputs[0].memory::<f32>().ok(), inputs[1].memory::<f32>().ok()) else {
         return Ok(false);
     };
-    let Some(tile) = TileRun::new(&geometry, a, b) else { return Ok(false) };
+    let Some(tile) = TileRun::new(&geometry, a, b, gathered.map(|g| g.starts)) else { return Ok(false) };
     let (batches, rows, columns) = (geometry.batches.0.size, geometry.m.size, geometry.n.size);
     let work = batches * rows * columns * geometry.k.0.size;
     let threads = if parallel && work >= PARALLEL_DOT_WORK { rayon::current_num_threads() } else { 1 };
@@ -170,15 +181,22 @@ struct TileRun<'a> {
     a: &'a [f32],
     b: &'a [f32],
     lhs_row_stride: usize,
+    /// Where each lhs row starts, where they are looked up rather than strided (one batch).
+    listed_rows: Option<&'a [usize]>,
     rhs_strides: [usize; 2],
     blocks: Vec<Vec<Segment>>,
 }
 
 impl<'a> TileRun<'a> {
-    /// The tile's run of `geometry` over `a` and `b`, or `None` where the tile cannot run
-    /// (no AVX-512, no depth, a strided lhs depth, groups that do not collapse, reads outside
-    /// the operands).
-    fn new(geometry: &'a DotGeometry, a: &'a [f32], b: &'a [f32]) -> Option<TileRun<'a>> {
+    /// The tile's run of `geometry` over `a` and `b` (the lhs rows starting where
+    /// `listed_rows` says, if given), or `None` where the tile cannot run (no AVX-512, no
+    /// depth, a strided lhs depth, groups that do not collapse, reads outside the operands).
+    fn new(
+        geometry: &'a DotGeometry,
+        a: &'a [f32],
+        b: &'a [f32],
+        listed_rows: Option<&'a [usize]>,
+    ) -> Option<TileRun<'a>> {
         let [Some(am), Some(1), Some(bk), Some(bn)] =
             [geometry.m.stride, geometry.k.0.stride, geometry.k.1.stride, geometry.n.stride]
         else {
@@ -199,10 +217,15 @@ impl<'a> TileRun<'a> {
             a,
             b,
             lhs_row_stride: usize::try_from(am).ok()?,
+            listed_rows,
             rhs_strides: [usize::try_from(bk).ok()?, usize::try_from(bn).ok()?],
             blocks,
         };
-        let last_lhs_row = geometry.batches.0.offset(batches - 1) as usize + (rows - 1) * run.lhs_row_stride;
+        let last_lhs_row = match listed_rows {
+            Some(starts) if batches == 1 && starts.len() == rows => starts.iter().copied().max()?,
+            Some(_) => return None,
+            None => geometry.batches.0.offset(batches - 1) as usize + (rows - 1) * run.lhs_row_stride,
+        };
         (run.rhs(batches - 1).is_some() && last_lhs_row + depth <= a.len()).then_some(run)
     }
 
@@ -232,8 +255,14 @@ impl<'a> TileRun<'a> {
         let columns = self.geometry.n.size;
         for first in rows.clone().step_by(ROW_BLOCK) {
             let lhs_rows = ROW_BLOCK.min(rows.end - first);
-            let base = self.geometry.batches.0.offset(batch) as usize + first * self.lhs_row_stride;
-            let lhs = LhsRows { data: self.a, base, row_stride: self.lhs_row_stride, rows: lhs_rows };
+            let starts = match self.listed_rows {
+                Some(starts) => RowStarts::Listed(&starts[first..first + lhs_rows]),
+                None => RowStarts::Strided {
+                    base: self.geometry.batches.0.offset(batch) as usize + first * self.lhs_row_stride,
+                    stride: self.lhs_row_stride,
+                },
+            };
+            let lhs = LhsRows { data: self.a, starts, rows: lhs_rows };
             let c_rows = c.wrapping_add((first - rows.start) * columns);
             // SAFETY: the caller's guarantee, for rows `first..first + lhs_rows`.
             let computed = unsafe {
@@ -353,7 +382,7 @@ impl DotGeometry {
     /// contiguous. Each of `threads` tasks takes a share of a batch's column panels (it packs
     /// only its own panels), or of its rows where there are fewer panels than threads.
     fn tiled(&self, a: &[f32], b: &[f32], c: &mut [f32], threads: usize) -> bool {
-        let Some(tile) = TileRun::new(self, a, b) else { return false };
+        let Some(tile) = TileRun::new(self, a, b, None) else { return false };
         let (batches, rows, columns) = (self.batches.0.size, self.m.size, self.n.size);
         if c.len() < batches * rows * columns {
             return false;

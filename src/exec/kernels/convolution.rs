@@ -531,12 +531,7 @@ impl Geometry {
         // The tile's operands for a task: the padded input's rows and the group's kernel.
         let tile_operands = |placed: &Placed| -> Option<(LhsRows<'_>, Rhs<'_>)> {
             let (input, kernel) = (T::Sum::as_f32(input)?, T::Sum::as_f32(kernel)?);
-            let lhs = LhsRows {
-                data: input,
-                base: placed.input_base,
-                row_stride: rows.input_stride,
-                rows: placed.product_rows,
-            };
+            let lhs = LhsRows::strided(input, placed.input_base, rows.input_stride, placed.product_rows);
             let kernel_base = placed.g * tap_count * depth * columns;
             Some((lhs, Rhs::new(kernel, kernel_base, [columns, 1], tap_count * depth, columns)?))
         };

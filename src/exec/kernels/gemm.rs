@@ -168,14 +168,44 @@ pub(crate) struct Segment {
     pub(crate) len: usize,
 }
 
-/// The lhs of a product: `rows` rows, row `i` starting at `base + i · row_stride` of `data`,
-/// each read with unit stride along the depth.
+/// The lhs of a product: `rows` rows of `data`, each read with unit stride along the depth.
 #[derive(Clone, Copy)]
 pub(crate) struct LhsRows<'a> {
     pub(crate) data: &'a [f32],
-    pub(crate) base: usize,
-    pub(crate) row_stride: usize,
+    pub(crate) starts: RowStarts<'a>,
     pub(crate) rows: usize,
+}
+
+/// Where the rows of a product's lhs start in its data.
+#[derive(Clone, Copy)]
+pub(crate) enum RowStarts<'a> {
+    /// Row `i` at `base + i · stride`: a matrix, or a convolution's input lines.
+    Strided { base: usize, stride: usize },
+    /// Row `i` at `starts[i]`: rows looked up in a table (a gathered lhs).
+    Listed(&'a [usize]),
+}
+
+impl<'a> LhsRows<'a> {
+    /// `rows` rows of `data`, row `i` at `base + i · row_stride`.
+    pub(crate) fn strided(data: &'a [f32], base: usize, row_stride: usize, rows: usize) -> LhsRows<'a> {
+        LhsRows { data, starts: RowStarts::Strided { base, stride: row_stride }, rows }
+    }
+
+    /// Where row `i` starts.
+    fn start(&self, i: usize) -> usize {
+        match self.starts {
+            RowStarts::Strided { base, stride } => base + i * stride,
+            RowStarts::Listed(starts) => starts[i],
+        }
+    }
+
+    /// The latest start of a row, or `None` where a listed row has no start.
+    fn last_start(&self) -> Option<usize> {
+        match self.starts {
+            RowStarts::Strided { .. } => Some(self.start(self.rows - 1)),
+            RowStarts::Listed(starts) => starts.get(..self.rows)?.iter().copied().max(),
+        }
+    }
 }
 
 /// Where a product's rows go: row `i = line · pitch + r` (`r < pitch`) at
@@ -247,7 +277,7 @@ pub(crate) unsafe fn product(
     if lhs.rows == 0 || panels.is_empty() {
         return true;
     }
-    let last_row = lhs.base + (lhs.rows - 1) * lhs.row_stride;
+    let Some(last_row) = lhs.last_start() else { return false };
     let reads_inside = blocks.iter().flatten().all(|s| {
         s.len == 0 || (s.k_start + s.len <= rhs.depth && last_row + s.a_offset + s.len <= lhs.data.len())
     });
@@ -332,7 +362,7 @@ impl Tiles<'_> {
         let data = self.lhs.data.as_ptr();
         let mut row_starts = [0usize; MR];
         for (i, start) in row_starts.iter_mut().enumerate() {
-            *start = self.lhs.base + (first + i.min(rows - 1)) * self.lhs.row_stride;
+            *start = self.lhs.start(first + i.min(rows - 1));
         }
         for segment in self.segments {
             // SAFETY: every row start plus `a_offset + len` is inside the lhs, and rows
@@ -386,7 +416,7 @@ mod tests {
         for i in 0..lhs.rows {
             for s in blocks.iter().flatten() {
                 for p in 0..s.len {
-                    let x = lhs.data[lhs.base + i * lhs.row_stride + s.a_offset + p] as f64;
+                    let x = lhs.data[lhs.start(i) + s.a_offset + p] as f64;
                     for j in 0..columns {
                         c[i * columns + j] += x * b[(s.k_start + p) * ldb + j] as f64;
                     }
@@ -421,7 +451,7 @@ mod tests {
                 let (depth, row_stride, ldb) = (9, 11, columns + 5);
                 let a = values(rows.max(1) * row_stride + 8, 1);
                 let b = values(depth * ldb, 2);
-                let lhs = LhsRows { data: &a, base: 2, row_stride, rows };
+                let lhs = LhsRows::strided(&a, 2, row_stride, rows);
                 let blocks = two_blocks();
                 let rhs = Rhs::new(&b, 0, [ldb, 1], depth, columns).unwrap();
                 let ldc = columns + 3;
@@ -462,7 +492,7 @@ mod tests {
         let out = OutRows { row_stride: columns, pitch: 5, len: 3, line_stride: 20 * columns };
         let a = values(rows * depth, 5);
         let b = values(depth * columns, 6);
-        let lhs = LhsRows { data: &a, base: 0, row_stride: depth, rows };
+        let lhs = LhsRows::strided(&a, 0, depth, rows);
         let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: depth }]];
         let rhs = Rhs::new(&b, 0, [columns, 1], depth, columns).unwrap();
         assert_eq!(out.extent(rows, columns), 2 * 20 * columns + 2 * columns + columns);
@@ -483,6 +513,45 @@ mod tests {
             }
         }
         assert!(c.iter().zip(kept).all(|(v, kept)| kept || v.is_nan()), "a dropped row was written");
+    }
+
+    #[test]
+    fn listed_rows_are_read_where_they_start_repeated_and_out_of_order() {
+        if !available() {
+            return;
+        }
+        // 11 rows (a whole tile of 6 and a part) looked up among 5 of a table, one twice in a
+        // tile, the last table row among them (its reads end at the table's end).
+        let (table_rows, depth, columns) = (5, 7, 33);
+        let a = values(table_rows * depth, 9);
+        let b = values(depth * columns, 10);
+        let starts: Vec<usize> = [4, 0, 2, 2, 1, 3, 0, 4, 4, 1, 3].iter().map(|r| r * depth).collect();
+        let lhs = LhsRows { data: &a, starts: RowStarts::Listed(&starts), rows: starts.len() };
+        let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: depth }]];
+        let rhs = Rhs::new(&b, 0, [columns, 1], depth, columns).unwrap();
+        let mut c = vec![f32::NAN; starts.len() * columns];
+        let mut packed = Packed::default();
+        // SAFETY: `c` holds every row's columns.
+        let panels = 0..columns.div_ceil(PANEL);
+        let out = OutRows::matrix(columns);
+        assert!(unsafe {
+            product(lhs, &blocks, rhs, panels.clone(), c.as_mut_ptr(), out, false, &mut packed)
+        });
+        let expected = naive(lhs, &blocks, &b, columns, columns);
+        for (i, (got, want)) in c.iter().zip(&expected).enumerate() {
+            assert!((*got as f64 - want).abs() < 1e-4, "element {i}: {got} against {want}");
+        }
+        // A listed row whose reads would leave the table, or a list shorter than the rows,
+        // is refused.
+        let beyond: Vec<usize> = [0, table_rows * depth - depth + 1].to_vec();
+        let outside = LhsRows { data: &a, starts: RowStarts::Listed(&beyond), rows: 2 };
+        let short = LhsRows { data: &a, starts: RowStarts::Listed(&starts[..3]), rows: 4 };
+        for lhs in [outside, short] {
+            // SAFETY: nothing is written where the product is refused, and `c` holds 4 rows.
+            assert!(!unsafe {
+                product(lhs, &blocks, rhs, panels.clone(), c.as_mut_ptr(), out, false, &mut packed)
+            });
+        }
     }
 
     #[test]
@@ -508,7 +577,7 @@ mod tests {
         // The rhs transposed: element (k, j) at j·depth + k.
         let bt: Vec<f32> = (0..depth * columns).map(|e| b[(e % depth) * columns + e / depth]).collect();
         let rhs = Rhs::new(&bt, 0, [1, depth], depth, columns).unwrap();
-        let lhs = LhsRows { data: &a, base: 0, row_stride: depth, rows };
+        let lhs = LhsRows::strided(&a, 0, depth, rows);
         let blocks = two_blocks();
         let mut c = vec![1.5f32; rows * columns];
         // The same packing buffer twice: the second product reuses what the first packed.
@@ -574,7 +643,7 @@ mod tests {
         let b = vec![0.0f32; 12];
         assert!(Rhs::new(&b, 1, [4, 1], 3, 4).is_none());
         let rhs = Rhs::new(&b, 0, [4, 1], 3, 4).unwrap();
-        let lhs = LhsRows { data: &a, base: 0, row_stride: 4, rows: 3 };
+        let lhs = LhsRows::strided(&a, 0, 4, 3);
         let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: 3 }]];
         let mut c = vec![0.0f32; 12];
         let mut packed = Packed::default();
