@@ -842,6 +842,8 @@ fn whiles_of_fixed_trip_counts_differentiate_in_both_modes() {
         Counter { start: 3, step: -1, bound: 0, direction: "LE", flipped: true, carried: false },
         Counter { start: 10, step: 2, bound: 16, direction: "LE", flipped: false, carried: false },
         Counter { start: 7, step: -3, bound: -5, direction: "NE", flipped: false, carried: false },
+        // No trip at all: the derivative is the identity on the carry.
+        Counter { start: 4, step: 1, bound: 4, direction: "LT", flipped: false, carried: false },
     ];
     let mut rng = Rng(91);
     let args = [
@@ -973,4 +975,29 @@ fn the_gru_modules_derivatives_build_and_compile() {
         assert_eq!(back.program_shape(), derived.program_shape());
         back.compile(&CompileOptions::default()).unwrap();
     }
+}
+
+#[test]
+fn a_while_carrying_nested_tuples() {
+    // Carry (i, (h, w)): three trips of h = sin(h · w) + h.
+    let pair = Shape::tuple(&[shape!(f64[3]), shape!(f64[3])]);
+    let carry = Shape::tuple(&[shape!(s32[]), pair]);
+    let c = XlaBuilder::new("three");
+    let p = c.parameter(0, &carry, "carry");
+    let condition = c.build(lt(get_tuple_element(p, 0), c.constant_r0(3i32), &[])).unwrap();
+    let d = XlaBuilder::new("step");
+    let p = d.parameter(0, &carry, "carry");
+    let inner = get_tuple_element(p, 1);
+    let (h, w) = (get_tuple_element(inner, 0), get_tuple_element(inner, 1));
+    let next = tuple(&d, &[get_tuple_element(p, 0) + d.constant_r0(1i32), tuple(&d, &[sin(h * w) + h, w])]);
+    let body = d.build(next).unwrap();
+    let b = XlaBuilder::new("nested");
+    let h = b.parameter(0, &shape!(f64[3]), "h");
+    let w = b.parameter(1, &shape!(f64[3]), "w");
+    let state = while_loop(&condition, &body, tuple(&b, &[b.constant_r0(0i32), tuple(&b, &[h, w])]));
+    let f = b.build(get_tuple_element(state, 1)).unwrap();
+    let mut rng = Rng(121);
+    let args = [rng.array(&shape!(f64[3]), -1.0, 1.0), rng.array(&shape!(f64[3]), -1.0, 1.0)];
+    check_grads(&f, &args, &[0, 1], 122);
+    check_grads(&f, &args, &[1], 123);
 }

@@ -637,7 +637,8 @@ fn reverse_loop<'b>(
     let (builder, location) = (tape.builder, tape.location);
     let shape = &instruction.shape;
     if trips == 0 {
-        let y = builder.record_opcode(&instruction.opcode, &[tuple(builder, &init)], shape);
+        let start = rebuild(builder, &mut init.into_iter(), shape);
+        let y = builder.record_opcode(&instruction.opcode, &[start], shape);
         return Ok((y, rebuild_tangent(&mut init_tangents.into_iter(), shape)));
     }
     if trips > i32::MAX as i64 {
