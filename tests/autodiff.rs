@@ -1,8 +1,10 @@
 //! Derivatives (API.md, section `autodiff`): for each op family a check_grads-style test in f64
 //! (the jvp's directional derivative against central differences, and the dot-product identity
 //! ⟨t, vjp(c)⟩ = ⟨jvp(t), c⟩), fused and unfused; ties split as jax splits them; a
-//! Hessian-vector product; the refusals; HLO text round trips; and jax's own values for an MLP
-//! loss and a layer norm (`tests/data/autodiff/`, with the script that made them).
+//! Hessian-vector product; the refusals; HLO text round trips; whiles (fixed trip counts in
+//! reverse mode, any in forward mode) and conditionals; and jax's own values for an MLP loss, a
+//! layer norm, attention, a CNN, a scan, a fori_loop, a GRU scan and conditionals
+//! (`tests/data/autodiff/`, with the script that made them).
 
 use lazy_xla::*;
 
@@ -518,20 +520,30 @@ fn jax_golden_programs() {
                 Literal::from_vec(&Shape::new(ElementType::F64, &dims), values).unwrap()
             })
             .collect();
-        let f = match name {
-            "mlp_loss" => mlp_loss(),
+        // Programs with HLO text are jax's own lowering of the function (no derivative in it).
+        let f = match (name, program["hlo"].as_str()) {
+            (_, Some(text)) => XlaComputation::from_hlo_text(text).unwrap(),
+            ("mlp_loss", None) => mlp_loss(),
             _ => layer_norm_loss(),
         };
         let everything: Vec<i64> = (0..inputs.len() as i64).collect();
         let vg = value_and_grad(&f, &everything).unwrap();
+        let mut worst = 0.0f64;
         for fusion in [true, false] {
             let out = run(&vg, &inputs.iter().collect::<Vec<_>>(), fusion);
-            assert_close(&f64s(&out[0]), &[program["value"].as_f64().unwrap()], 1e-12, name);
+            let value = program["value"].as_f64().unwrap();
+            assert_close(&f64s(&out[0]), &[value], 1e-12, name);
+            worst = worst.max((f64s(&out[0])[0] - value).abs() / (1.0 + value.abs()));
             for (i, want) in program["grads"].as_array().unwrap().iter().enumerate() {
                 let want: Vec<f64> = want.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-                assert_close(&f64s(&out[1 + i]), &want, 1e-12, &format!("{name}: gradient {i}"));
+                let got = f64s(&out[1 + i]);
+                assert_close(&got, &want, 1e-12, &format!("{name}: gradient {i}"));
+                for (g, w) in got.iter().zip(&want) {
+                    worst = worst.max((g - w).abs() / (1.0 + w.abs()));
+                }
             }
         }
+        eprintln!("{name}: largest difference from jax, relative to 1 + |jax|: {worst:.1e}");
     }
 }
 
@@ -609,7 +621,40 @@ fn gather_and_scatter() {
     };
     let written =
         scatter(table * table, b.constant_r1(&[4i32, 0, 2, 1]), updates, &overwrite, &into_rows, false, true);
-    let f = b.build(tuple(&b, &[gathered * gathered, added * added, written])).unwrap();
+    // Rows 5 and -1 are out of range: scatter drops those updates, so they get no cotangent.
+    let dropped = scatter(
+        table,
+        b.constant_r1(&[5i32, 2, -1, 4]),
+        updates,
+        &adder(ElementType::F64),
+        &into_rows,
+        false,
+        false,
+    );
+    // Index vectors of two components, windows of 2 × 2: (4, 0) does not fit.
+    let windows = ScatterDimensionNumbers {
+        update_window_dims: vec![1, 2],
+        inserted_window_dims: vec![],
+        scatter_dims_to_operand_dims: vec![0, 1],
+        index_vector_dim: 1,
+        ..Default::default()
+    };
+    let corners = Literal::from_vec(&shape!(s32[3, 2]), vec![0, 1, 4, 0, 3, 1]).unwrap();
+    let patches = reshape(slice(updates, &[0, 0], &[3, 3], &[1, 1]), &[3, 3]);
+    let patches = reshape(concat_in_dim(&b, &[patches, patches], 1), &[3, 2, 3]);
+    let patches = slice(patches, &[0, 0, 0], &[3, 2, 2], &[1, 1, 1]);
+    let placed = scatter(
+        table,
+        b.constant_literal(&corners),
+        patches,
+        &adder(ElementType::F64),
+        &windows,
+        false,
+        false,
+    );
+    let f = b
+        .build(tuple(&b, &[gathered * gathered, added * added, written, dropped * dropped, placed * placed]))
+        .unwrap();
     let mut rng = Rng(51);
     let args = [rng.array(&shape!(f64[5, 3]), -1.0, 1.0), rng.array(&shape!(f64[4, 3]), -1.0, 1.0)];
     check_grads(&f, &args, &[0, 1], 52);
@@ -693,4 +738,266 @@ fn convolutions_with_strides_padding_dilations_and_groups() {
     let args: Vec<Literal> = parameters.iter().map(|(_, s)| rng.array(s, -1.0, 1.0)).collect();
     check_grads(&f, &args, &[0, 1, 2, 3, 4], 72);
     check_grads(&f, &args, &[1, 2], 73);
+}
+
+/// jax's forward half of `check_grads`: the jvp's primal equals the function and its tangent
+/// the central difference, fused and unfused (for functions reverse mode refuses).
+fn check_jvp(f: &XlaComputation, args: &[Literal], wrt: &[i64], seed: u64) {
+    let mut rng = Rng(seed);
+    let parameters = f.program_shape().parameters;
+    let tangents: Vec<Literal> =
+        wrt.iter().map(|&n| rng.array(&parameters[n as usize].1, -1.0, 1.0)).collect();
+    let forward = jvp(f, wrt).unwrap();
+    let eps = 1e-5;
+    for fusion in [true, false] {
+        let value = run(f, &args.iter().collect::<Vec<_>>(), fusion);
+        let with_tangents: Vec<&Literal> = args.iter().chain(&tangents).collect();
+        let out = run(&forward, &with_tangents, fusion);
+        let (primal, tangent) = out.split_at(value.len());
+        for (i, (p, v)) in primal.iter().zip(&value).enumerate() {
+            assert_close(&f64s(p), &f64s(v), 1e-12, &format!("jvp primal {i}"));
+        }
+        let plus = run(f, &moved(args, wrt, &tangents, eps).iter().collect::<Vec<_>>(), fusion);
+        let minus = run(f, &moved(args, wrt, &tangents, -eps).iter().collect::<Vec<_>>(), fusion);
+        for (i, t) in tangent.iter().enumerate() {
+            let numeric: Vec<f64> =
+                f64s(&plus[i]).iter().zip(f64s(&minus[i])).map(|(p, m)| (p - m) / (2.0 * eps)).collect();
+            assert_close(&f64s(t), &numeric, 1e-5, &format!("jvp tangent {i} (fusion {fusion})"));
+        }
+    }
+}
+
+/// How a test loop's counter runs: from `start` by `step`, while `counter direction bound`
+/// (the bound a constant of the condition or, `carried`, an element of the carry the body
+/// passes through), with the counter on the condition's right when `flipped`.
+struct Counter {
+    start: i32,
+    step: i32,
+    bound: i32,
+    direction: &'static str,
+    flipped: bool,
+    carried: bool,
+}
+
+/// A scan as jax writes it: the carry (i, h, xs, ys, w[, bound]), each trip reading xs at the
+/// trip, h = sin(h · w) + xs[t] · h, writing ys[t] = h²; returns (h, ys). Four trips.
+fn scan_like(counter: &Counter) -> XlaComputation {
+    let carry_shapes = {
+        let mut shapes =
+            vec![shape!(s32[]), shape!(f64[3]), shape!(f64[4, 3]), shape!(f64[4, 3]), shape!(f64[3])];
+        if counter.carried {
+            shapes.push(shape!(s32[]));
+        }
+        shapes
+    };
+    let carry = Shape::tuple(&carry_shapes);
+    let c = XlaBuilder::new("cond");
+    let p = c.parameter(0, &carry, "carry");
+    let i = get_tuple_element(p, 0);
+    let bound = if counter.carried { get_tuple_element(p, 5) } else { c.constant_r0(counter.bound) };
+    let (a, b) = if counter.flipped { (bound, i) } else { (i, bound) };
+    let compared = match counter.direction {
+        "LT" => lt(a, b, &[]),
+        "LE" => le(a, b, &[]),
+        "GT" => gt(a, b, &[]),
+        "GE" => ge(a, b, &[]),
+        _ => ne(a, b, &[]),
+    };
+    let condition = c.build(compared).unwrap();
+
+    let d = XlaBuilder::new("body");
+    let p = d.parameter(0, &carry, "carry");
+    let element = |k: i64| get_tuple_element(p, k);
+    let (i, h, xs, ys, w) = (element(0), element(1), element(2), element(3), element(4));
+    // The trip: (i - start) / step.
+    let trip = div(i - d.constant_r0(counter.start), d.constant_r0(counter.step), &[]);
+    let zero = d.constant_r0(0i32);
+    let x = reshape(dynamic_slice(xs, &[trip, zero], &[1, 3]), &[3]);
+    let h = sin(h * w) + x * h;
+    let ys = dynamic_update_slice(ys, reshape(h * h, &[1, 3]), &[trip, zero]);
+    let mut next = vec![i + d.constant_r0(counter.step), h, xs, ys, w];
+    if counter.carried {
+        next.push(element(5));
+    }
+    let body = d.build(tuple(&d, &next)).unwrap();
+
+    let b = XlaBuilder::new("scan_like");
+    let h0 = b.parameter(0, &shape!(f64[3]), "h0");
+    let xs = b.parameter(1, &shape!(f64[4, 3]), "xs");
+    let w = b.parameter(2, &shape!(f64[3]), "w");
+    let zeros = broadcast(b.constant_r0(0.0f64), &[4, 3]);
+    let mut init = vec![b.constant_r0(counter.start), h0, xs, zeros, w];
+    if counter.carried {
+        init.push(b.constant_r0(counter.bound));
+    }
+    let state = while_loop(&condition, &body, tuple(&b, &init));
+    b.build(tuple(&b, &[get_tuple_element(state, 1), get_tuple_element(state, 3)])).unwrap()
+}
+
+#[test]
+fn whiles_of_fixed_trip_counts_differentiate_in_both_modes() {
+    let counters = [
+        Counter { start: 0, step: 1, bound: 4, direction: "LT", flipped: false, carried: false },
+        Counter { start: 0, step: 1, bound: 4, direction: "LT", flipped: false, carried: true },
+        Counter { start: 3, step: -1, bound: 0, direction: "LE", flipped: true, carried: false },
+        Counter { start: 10, step: 2, bound: 16, direction: "LE", flipped: false, carried: false },
+        Counter { start: 7, step: -3, bound: -5, direction: "NE", flipped: false, carried: false },
+        // No trip at all: the derivative is the identity on the carry.
+        Counter { start: 4, step: 1, bound: 4, direction: "LT", flipped: false, carried: false },
+    ];
+    let mut rng = Rng(91);
+    let args = [
+        rng.array(&shape!(f64[3]), -1.0, 1.0),
+        rng.array(&shape!(f64[4, 3]), -1.0, 1.0),
+        rng.array(&shape!(f64[3]), -1.0, 1.0),
+    ];
+    for (n, counter) in counters.iter().enumerate() {
+        let f = scan_like(counter);
+        check_grads(&f, &args, &[0, 1, 2], 92 + n as u64);
+        check_grads(&f, &args, &[2], 93);
+    }
+    // The gradient's own loops have fixed trip counts: second order in both modes.
+    let f = scan_like(&counters[0]);
+    let b = XlaBuilder::new("loss");
+    let (h0, xs, w) = (
+        b.parameter(0, &shape!(f64[3]), "h0"),
+        b.parameter(1, &shape!(f64[4, 3]), "xs"),
+        b.parameter(2, &shape!(f64[3]), "w"),
+    );
+    let out = call(&b, &f, &[h0, xs, w]);
+    let loss = sum_all(get_tuple_element(out, 0), 1) + sum_all(get_tuple_element(out, 1), 2);
+    let g = grad(&b.build(loss).unwrap(), &[0, 2]).unwrap();
+    check_grads(&g, &args, &[0, 1, 2], 99);
+    // The derivative is an ordinary computation: HLO text in and out.
+    let text = vjp(&f, &[0, 1, 2]).unwrap().to_hlo_text();
+    let back = XlaComputation::from_hlo_text(&text).unwrap();
+    assert_eq!(back.program_shape(), vjp(&f, &[0, 1, 2]).unwrap().program_shape());
+}
+
+#[test]
+fn a_while_whose_trip_count_is_not_fixed_differentiates_forward_only() {
+    // while sum(x) < 10: x = x · 1.5 + p.
+    let carry = Shape::tuple(&[shape!(f64[2]), shape!(f64[2])]);
+    let c = XlaBuilder::new("below_ten");
+    let p = c.parameter(0, &carry, "carry");
+    let condition = c.build(lt(sum_all(get_tuple_element(p, 0), 1), c.constant_r0(10.0f64), &[])).unwrap();
+    let d = XlaBuilder::new("grow");
+    let p = d.parameter(0, &carry, "carry");
+    let (x, q) = (get_tuple_element(p, 0), get_tuple_element(p, 1));
+    let body = d.build(tuple(&d, &[x * d.constant_r0(1.5f64) + q, q])).unwrap();
+    let b = XlaBuilder::new("grown");
+    let x = b.parameter(0, &shape!(f64[2]), "x");
+    let q = b.parameter(1, &shape!(f64[2]), "q");
+    let state = while_loop(&condition, &body, tuple(&b, &[x, q]));
+    let f = b.build(sin(get_tuple_element(state, 0)) * q).unwrap();
+    let args = [Literal::vec1(&[0.3, 0.5f64]), Literal::vec1(&[0.2, 0.1f64])];
+    check_jvp(&f, &args, &[0, 1], 101);
+    check_jvp(&f, &args, &[1], 102);
+    let here = format!("{}:", file!());
+    let error = vjp(&f, &[0]).unwrap_err();
+    assert!(matches!(error, Error::Unimplemented(_)), "{error}");
+    let error = error.to_string();
+    assert!(
+        error.contains("reverse-mode derivative of `while` while.")
+            && error.contains("trip count is not fixed"),
+        "{error}"
+    );
+    assert!(error.contains(&here), "{error}");
+    // Only x's tangent would cross the loop; a loss of q alone needs no derivative of it.
+    assert!(grad(&b.build(sum_all(q * q, 1)).unwrap(), &[1]).is_ok());
+}
+
+#[test]
+fn conditionals_differentiate_every_branch_in_both_modes() {
+    let pair = Shape::tuple(&[shape!(f64[3]), shape!(f64[2])]);
+    let first = {
+        let c = XlaBuilder::new("first");
+        let p = c.parameter(0, &pair, "pair");
+        let (x, y) = (get_tuple_element(p, 0), get_tuple_element(p, 1));
+        let s = sum_all(y * y, 1);
+        c.build(tuple(&c, &[sin(x) * s, exp(y)])).unwrap()
+    };
+    let second = {
+        let c = XlaBuilder::new("second");
+        let x = c.parameter(0, &shape!(f64[3]), "x");
+        c.build(tuple(&c, &[x * x * x, broadcast(c.constant_r0(2.0f64), &[2])])).unwrap()
+    };
+    let b = XlaBuilder::new("predicated");
+    let p = b.parameter(0, &shape!(pred[]), "p");
+    let x = b.parameter(1, &shape!(f64[3]), "x");
+    let y = b.parameter(2, &shape!(f64[2]), "y");
+    let chosen = conditional(p, tuple(&b, &[x, y]), &first, tanh(x), &second);
+    let f = b.build(chosen).unwrap();
+    let mut rng = Rng(111);
+    let (xs, ys) = (rng.array(&shape!(f64[3]), -1.0, 1.0), rng.array(&shape!(f64[2]), -1.0, 1.0));
+    for taken in [true, false] {
+        let args = [Literal::scalar(taken), xs.clone(), ys.clone()];
+        check_grads(&f, &args, &[1, 2], 112);
+        check_grads(&f, &args, &[2], 113);
+    }
+
+    let branch = |name: &str, k: usize| {
+        let c = XlaBuilder::new(name);
+        let v = c.parameter(0, &shape!(f64[3]), "v");
+        let out = match k {
+            0 => exp(v),
+            1 => tanh(v) * v,
+            _ => -v,
+        };
+        c.build(out).unwrap()
+    };
+    let branches = [branch("exp", 0), branch("tanh_times", 1), branch("negate", 2)];
+    let b = XlaBuilder::new("indexed");
+    let i = b.parameter(0, &shape!(s32[]), "i");
+    let x = b.parameter(1, &shape!(f64[3]), "x");
+    let y = b.parameter(2, &shape!(f64[3]), "y");
+    let chosen = conditional_indexed(i, &branches.iter().collect::<Vec<_>>(), &[x * y, sin(x), y]);
+    let f = b.build(chosen * x).unwrap();
+    for index in [0, 1, 2, 7, -1] {
+        let args = [Literal::scalar(index), xs.clone(), rng.array(&shape!(f64[3]), -1.0, 1.0)];
+        check_grads(&f, &args, &[1, 2], 114);
+    }
+}
+
+/// examples/hlo/programs/gru_scan.hlo, jax's GRU scan (64 trips of f32[64,256]): its vjp and jvp
+/// are ordinary computations that print, import back and compile. (The small GRU of the jax
+/// goldens checks the values.)
+#[test]
+fn the_gru_modules_derivatives_build_and_compile() {
+    let text = std::fs::read_to_string("examples/hlo/programs/gru_scan.hlo").unwrap();
+    let f = XlaComputation::from_hlo_text(&text).unwrap();
+    for derived in [vjp(&f, &[0, 1, 2, 3, 4]).unwrap(), jvp(&f, &[1, 2]).unwrap()] {
+        let text = derived.to_hlo_text();
+        // The saved states are the trips' hidden states, counters and nothing else: not the
+        // buffer of outputs the loop writes (the body's VJP reads none of it).
+        assert!(!text.contains("f32[64,64,64,256]"), "a stack of the outputs' buffer");
+        let back = XlaComputation::from_hlo_text(&text).unwrap();
+        assert_eq!(back.program_shape(), derived.program_shape());
+        back.compile(&CompileOptions::default()).unwrap();
+    }
+}
+
+#[test]
+fn a_while_carrying_nested_tuples() {
+    // Carry (i, (h, w)): three trips of h = sin(h · w) + h.
+    let pair = Shape::tuple(&[shape!(f64[3]), shape!(f64[3])]);
+    let carry = Shape::tuple(&[shape!(s32[]), pair]);
+    let c = XlaBuilder::new("three");
+    let p = c.parameter(0, &carry, "carry");
+    let condition = c.build(lt(get_tuple_element(p, 0), c.constant_r0(3i32), &[])).unwrap();
+    let d = XlaBuilder::new("step");
+    let p = d.parameter(0, &carry, "carry");
+    let inner = get_tuple_element(p, 1);
+    let (h, w) = (get_tuple_element(inner, 0), get_tuple_element(inner, 1));
+    let next = tuple(&d, &[get_tuple_element(p, 0) + d.constant_r0(1i32), tuple(&d, &[sin(h * w) + h, w])]);
+    let body = d.build(next).unwrap();
+    let b = XlaBuilder::new("nested");
+    let h = b.parameter(0, &shape!(f64[3]), "h");
+    let w = b.parameter(1, &shape!(f64[3]), "w");
+    let state = while_loop(&condition, &body, tuple(&b, &[b.constant_r0(0i32), tuple(&b, &[h, w])]));
+    let f = b.build(get_tuple_element(state, 1)).unwrap();
+    let mut rng = Rng(121);
+    let args = [rng.array(&shape!(f64[3]), -1.0, 1.0), rng.array(&shape!(f64[3]), -1.0, 1.0)];
+    check_grads(&f, &args, &[0, 1], 122);
+    check_grads(&f, &args, &[1], 123);
 }

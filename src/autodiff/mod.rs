@@ -3,10 +3,13 @@
 //! copied into a new builder; forward mode applies them as recorded, reverse mode transposes
 //! the tape from the result's cotangent. Files in import order: `tape.rs` (the tape and the
 //! `Linear` trait), the rules by op family (`elementwise.rs`, `movement.rs`, `reduction.rs`,
-//! `contraction.rs`, `convolution.rs`, `windows.rs`, `sorting.rs`; each op's JVP rule beside its linear ops' transposes), `walk.rs` (the
-//! instruction walk, through calls), `transform.rs` (`grad`, `value_and_grad`, `vjp`, `jvp`).
+//! `contraction.rs`, `convolution.rs`, `windows.rs`, `sorting.rs`; each op's JVP rule beside its linear ops' transposes;
+//! `control.rs`, while and conditional, by walks of their bodies and branches, the walk handed
+//! in), `walk.rs` (the instruction walk, through calls), `transform.rs` (`grad`,
+//! `value_and_grad`, `vjp`, `jvp`).
 
 mod contraction;
+mod control;
 mod convolution;
 mod elementwise;
 mod movement;

@@ -8,8 +8,8 @@ use crate::attributes::{
 };
 use crate::autodiff::tape::{adder, sum_over, zeros, Linear, Tan, Tape};
 use crate::builder::{
-    broadcast, broadcast_in_dim, clamp, convert_element_type, dynamic_slice, dynamic_update_slice, gather,
-    pad, reshape, rev, scatter, slice, transpose, XlaOp,
+    broadcast, broadcast_in_dim, clamp, convert_element_type, dynamic_slice, dynamic_update_slice, eq,
+    gather, gt, lt, or, pad, reshape, rev, scatter, select, slice, transpose, XlaBuilder, XlaOp,
 };
 use crate::error::Result;
 use crate::hlo::ir::{HloComputation, Opcode};
@@ -219,7 +219,19 @@ impl<'b> Moved<'b> {
                     })
                     .collect();
                 let indices = indices()[0];
-                let of_updates = gather(ct, indices, &gather_numbers, &slice_sizes, *indices_are_sorted);
+                let gathered = gather(ct, indices, &gather_numbers, &slice_sizes, *indices_are_sorted);
+                // Scatter drops a window that does not fit in the operand, which gather would
+                // clamp: those updates get nothing (jax's gather in FILL_OR_DROP mode).
+                let bounds: Vec<i64> = n
+                    .scatter_dims_to_operand_dims
+                    .iter()
+                    .map(|&d| operand.dimensions()[d as usize] - slice_sizes[d as usize])
+                    .collect();
+                let inside = fitting(indices, &self.shapes[1], n.index_vector_dim, &bounds, operand);
+                let scatter_dims: Vec<i64> =
+                    (0..updates.rank() as i64).filter(|d| !n.update_window_dims.contains(d)).collect();
+                let kept = broadcast_in_dim(inside, updates.dimensions(), &scatter_dims);
+                let of_updates = select(kept, gathered, zeros(ct.builder(), updates));
                 let of_operand = if update.simple_reducer() == Some(BinaryOp::Add) {
                     ct
                 } else {
@@ -234,21 +246,51 @@ impl<'b> Moved<'b> {
     }
 }
 
-/// `indices` (of `shape`, its index vectors along `vector_dimension`) clamped to `[0, bounds]`,
-/// component by component.
-fn clamped<'b>(indices: XlaOp<'b>, shape: &Shape, vector_dimension: i64, bounds: &[i64]) -> XlaOp<'b> {
-    let builder = indices.builder();
+/// `bounds[c]` at each component `c` of an array of index vectors (of `shape`, along
+/// `vector_dimension`).
+fn index_bounds<'b>(
+    builder: &'b XlaBuilder,
+    shape: &Shape,
+    vector_dimension: i64,
+    bounds: &[i64],
+) -> XlaOp<'b> {
     let element_type = shape.element_type();
-    let bounds: Vec<i64> = bounds.iter().map(|&b| b.max(0)).collect();
-    let bounds = if vector_dimension as usize == shape.rank() {
+    if vector_dimension as usize == shape.rank() {
         let bound =
             convert_element_type(builder.constant_r0(bounds.first().copied().unwrap_or(0)), element_type);
         broadcast(bound, shape.dimensions())
     } else {
-        let vector = convert_element_type(builder.constant_r1(&bounds), element_type);
+        let vector = convert_element_type(builder.constant_r1(bounds), element_type);
         broadcast_in_dim(vector, shape.dimensions(), &[vector_dimension])
-    };
-    clamp(zeros(builder, shape), indices, bounds)
+    }
+}
+
+/// `indices` (of `shape`, its index vectors along `vector_dimension`) clamped to `[0, bounds]`,
+/// component by component.
+fn clamped<'b>(indices: XlaOp<'b>, shape: &Shape, vector_dimension: i64, bounds: &[i64]) -> XlaOp<'b> {
+    let builder = indices.builder();
+    let bounds: Vec<i64> = bounds.iter().map(|&b| b.max(0)).collect();
+    clamp(zeros(builder, shape), indices, index_bounds(builder, shape, vector_dimension, &bounds))
+}
+
+/// Whether each index vector of `indices` (of `shape`, along `vector_dimension`) lies in
+/// `[0, bounds]`: a `pred` array of the other dimensions (counted in `operand`'s float type).
+fn fitting<'b>(
+    indices: XlaOp<'b>,
+    shape: &Shape,
+    vector_dimension: i64,
+    bounds: &[i64],
+    operand: &Shape,
+) -> XlaOp<'b> {
+    let builder = indices.builder();
+    let limits = index_bounds(builder, shape, vector_dimension, bounds);
+    let outside = or(lt(indices, zeros(builder, shape), &[]), gt(indices, limits, &[]), &[]);
+    if vector_dimension as usize == shape.rank() {
+        return eq(outside, builder.constant_r0(false), &[]);
+    }
+    let element_type = operand.element_type();
+    let count = sum_over(convert_element_type(outside, element_type), element_type, &[vector_dimension]);
+    eq(count, zeros(builder, &Shape::scalar(element_type)), &[])
 }
 
 /// Whether a scatter's update computation is one this file differentiates: an add, or an

@@ -6,7 +6,7 @@
 
 use std::panic::Location;
 
-use crate::builder::{broadcast, reduce, XlaBuilder, XlaOp};
+use crate::builder::{broadcast, get_tuple_element, reduce, tuple, XlaBuilder, XlaOp};
 use crate::element_type::ElementType;
 use crate::error::Error;
 use crate::hlo::computation::XlaComputation;
@@ -50,9 +50,45 @@ pub(super) trait Linear<'b> {
     fn transpose(&self, cotangent: XlaOp<'b>, inputs: &[Shape]) -> Vec<Option<XlaOp<'b>>>;
 }
 
+/// A map linear in its tangent inputs that only reverse mode records: it has a transpose, and
+/// forward mode computes its result another way (a loop's tangents by the loop's JVP).
+pub(super) trait Transpose<'b> {
+    /// The inputs' cotangents from the result's (`None`: zero), `inputs` their shapes.
+    fn transpose(&self, cotangent: XlaOp<'b>, inputs: &[Shape]) -> Vec<Option<XlaOp<'b>>>;
+}
+
+/// An entry's op.
+enum Op<'b> {
+    Linear(Box<dyn Linear<'b> + 'b>),
+    Reverse(Box<dyn Transpose<'b> + 'b>),
+}
+
+/// Element `index` of a tuple-valued entry (of `shapes`); its transpose puts the cotangent there
+/// and zeros in the other elements.
+struct Element {
+    index: usize,
+    shapes: Vec<Shape>,
+}
+
+impl<'b> Linear<'b> for Element {
+    fn apply(&self, inputs: &[XlaOp<'b>]) -> XlaOp<'b> {
+        get_tuple_element(inputs[0], self.index as i64)
+    }
+    fn transpose(&self, cotangent: XlaOp<'b>, _: &[Shape]) -> Vec<Option<XlaOp<'b>>> {
+        let builder = cotangent.builder();
+        let parts: Vec<XlaOp<'b>> = self
+            .shapes
+            .iter()
+            .enumerate()
+            .map(|(i, shape)| if i == self.index { cotangent } else { zeros(builder, shape) })
+            .collect();
+        vec![Some(tuple(builder, &parts))]
+    }
+}
+
 struct Entry<'b> {
     /// `None` for an input: a parameter's tangent.
-    op: Option<Box<dyn Linear<'b> + 'b>>,
+    op: Option<Op<'b>>,
     inputs: Vec<Tid>,
     shape: Shape,
     /// The tangent's value, in forward mode.
@@ -76,6 +112,11 @@ impl<'b> Tape<'b> {
         location: &'static Location<'static>,
     ) -> Tape<'b> {
         Tape { builder, forward, location, entries: Vec::new() }
+    }
+
+    /// Whether ops are applied as they are recorded (forward mode).
+    pub(super) fn is_forward(&self) -> bool {
+        self.forward
     }
 
     /// The refusal of an op with no derivative here, in this tape's mode.
@@ -103,12 +144,36 @@ impl<'b> Tape<'b> {
             None
         };
         self.entries.push(Entry {
-            op: Some(Box::new(op)),
+            op: Some(Op::Linear(Box::new(op))),
             inputs: inputs.to_vec(),
             shape: shape.clone(),
             value,
         });
         Tan::Array(self.entries.len() - 1)
+    }
+
+    /// The tangents of the arrays `shapes`, the elements of the tuple `op(inputs)`, an op only
+    /// reverse mode records (`None` on a forward tape).
+    pub(super) fn push_reverse(
+        &mut self,
+        op: impl Transpose<'b> + 'b,
+        inputs: &[Tid],
+        shapes: &[Shape],
+    ) -> Option<Vec<Tan>> {
+        if self.forward {
+            return None;
+        }
+        self.entries.push(Entry {
+            op: Some(Op::Reverse(Box::new(op))),
+            inputs: inputs.to_vec(),
+            shape: Shape::tuple(shapes),
+            value: None,
+        });
+        let whole = self.entries.len() - 1;
+        let elements = (0..shapes.len())
+            .map(|index| self.push(Element { index, shapes: shapes.to_vec() }, &[whole], &shapes[index]))
+            .collect();
+        Some(elements)
     }
 
     /// The forward value of a tangent of `shape`: zeros when it is zero.
@@ -124,15 +189,19 @@ impl<'b> Tape<'b> {
     pub(super) fn transpose(&self, seeds: Vec<(Tid, XlaOp<'b>)>) -> Vec<Option<XlaOp<'b>>> {
         let mut cotangents: Vec<Option<XlaOp<'b>>> = vec![None; self.entries.len()];
         for (id, cotangent) in seeds {
-            accumulate(&mut cotangents[id], cotangent);
+            accumulate(&mut cotangents[id], cotangent, &self.entries[id].shape);
         }
         for id in (0..self.entries.len()).rev() {
             let (Some(op), Some(cotangent)) = (&self.entries[id].op, cotangents[id]) else { continue };
             let entry = &self.entries[id];
             let shapes: Vec<Shape> = entry.inputs.iter().map(|&i| self.entries[i].shape.clone()).collect();
-            for (&input, part) in entry.inputs.iter().zip(op.transpose(cotangent, &shapes)) {
+            let parts = match op {
+                Op::Linear(op) => op.transpose(cotangent, &shapes),
+                Op::Reverse(op) => op.transpose(cotangent, &shapes),
+            };
+            for (&input, part) in entry.inputs.iter().zip(parts) {
                 if let Some(part) = part {
-                    accumulate(&mut cotangents[input], part);
+                    accumulate(&mut cotangents[input], part, &self.entries[input].shape);
                 }
             }
         }
@@ -140,11 +209,25 @@ impl<'b> Tape<'b> {
     }
 }
 
-fn accumulate<'b>(sum: &mut Option<XlaOp<'b>>, part: XlaOp<'b>) {
+/// Adds `part` to the cotangent `sum` of `shape` (a tuple's element by element).
+fn accumulate<'b>(sum: &mut Option<XlaOp<'b>>, part: XlaOp<'b>, shape: &Shape) {
     *sum = Some(match *sum {
-        Some(before) => before + part,
+        Some(before) => added(before, part, shape),
         None => part,
     });
+}
+
+fn added<'b>(a: XlaOp<'b>, b: XlaOp<'b>, shape: &Shape) -> XlaOp<'b> {
+    if !shape.is_tuple() {
+        return a + b;
+    }
+    let elements: Vec<XlaOp<'b>> = shape
+        .tuple_shapes()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| added(get_tuple_element(a, i as i64), get_tuple_element(b, i as i64), s))
+        .collect();
+    tuple(a.builder(), &elements)
 }
 
 /// A scalar constant `value` of the float type `element_type`.

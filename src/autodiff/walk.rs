@@ -1,8 +1,10 @@
 //! The walk over a computation: each instruction is copied into the new builder (its primal
 //! value) and its JVP rule records its tangent on the tape. Calls and fusions are walked
-//! through, so their callees' instructions are differentiated where they are inlined.
+//! through, so their callees' instructions are differentiated where they are inlined; what the
+//! root does not depend on is skipped.
 
 use crate::autodiff::contraction::dot;
+use crate::autodiff::control::{conditional, while_loop};
 use crate::autodiff::convolution::convolution;
 use crate::autodiff::elementwise::{binary, clamp, convert, select_rule, unary};
 use crate::autodiff::movement::{is_movement, moved};
@@ -30,26 +32,32 @@ pub(super) fn walk<'b>(
     computation: &HloComputation,
     parameters: &[(XlaOp<'b>, Tan)],
 ) -> Result<(XlaOp<'b>, Tan)> {
-    let mut values: Vec<(XlaOp<'b>, Tan)> = Vec::with_capacity(computation.instructions.len());
-    for instruction in &computation.instructions {
+    // Only what the root depends on: dead code (a builder keeps every op recorded) is neither
+    // copied nor differentiated.
+    let live = computation.live();
+    let mut values: Vec<Option<(XlaOp<'b>, Tan)>> = Vec::with_capacity(computation.instructions.len());
+    for (instruction, &live) in computation.instructions.iter().zip(&live) {
         let value = match instruction.opcode {
-            Opcode::Parameter { number } => parameters[number as usize].clone(),
+            Opcode::Parameter { number } => Some(parameters[number as usize].clone()),
+            _ if !live => None,
             _ => {
-                let operands: Vec<(XlaOp<'b>, Tan)> =
+                let operands: Option<Vec<(XlaOp<'b>, Tan)>> =
                     instruction.operands.iter().map(|&o| values[o].clone()).collect();
+                let Some(operands) = operands else { return Err(tape.not_implemented("a dead operand", "")) };
                 let shapes: Vec<&Shape> =
                     instruction.operands.iter().map(|&o| &computation.instructions[o].shape).collect();
-                step(tape, instruction, &operands, &shapes)?
+                Some(step(tape, computation, instruction, &operands, &shapes)?)
             }
         };
         values.push(value);
     }
-    Ok(values[computation.root].clone())
+    values[computation.root].clone().ok_or_else(|| tape.not_implemented("a dead root", ""))
 }
 
-/// One instruction's primal value and tangent.
+/// One instruction of `computation`: its primal value and tangent.
 fn step<'b>(
     tape: &mut Tape<'b>,
+    computation: &HloComputation,
     instruction: &Instruction,
     operands: &[(XlaOp<'b>, Tan)],
     shapes: &[&Shape],
@@ -62,6 +70,12 @@ fn step<'b>(
     let zero = t.iter().all(|t| matches!(t, Tan::Zero)) || !has_float(&instruction.shape);
     if !zero && matches!(instruction.opcode, Opcode::Sort { .. }) {
         return sorted(tape, instruction, &x, &t, shapes);
+    }
+    if !zero && matches!(instruction.opcode, Opcode::While { .. }) {
+        return while_loop(walk, tape, computation, instruction, x[0], t[0]);
+    }
+    if !zero && matches!(instruction.opcode, Opcode::Conditional { .. }) {
+        return conditional(walk, tape, instruction, &x, &t, shapes);
     }
     let y = tape.builder.record_opcode(&instruction.opcode, &x, &instruction.shape);
     if zero {

@@ -52,21 +52,29 @@ impl HloComputation {
         changed
     }
 
+    /// Which instructions the root depends on (itself included).
+    pub(crate) fn live(&self) -> Vec<bool> {
+        let mut live = vec![false; self.instructions.len()];
+        live[self.root] = true;
+        for id in (0..live.len()).rev() {
+            if live[id] {
+                for &operand in &self.instructions[id].operands {
+                    live[operand] = true;
+                }
+            }
+        }
+        live
+    }
+
     /// Removes every instruction the root does not depend on, except parameters (XLA's DCE
     /// keeps them: they are the signature), renumbering the arena. Returns whether anything
     /// was removed.
     pub(crate) fn remove_dead(&mut self) -> bool {
         let count = self.instructions.len();
-        let mut live = vec![false; count];
-        live[self.root] = true;
-        for id in (0..count).rev() {
-            if matches!(self.instructions[id].opcode, Opcode::Parameter { .. }) {
+        let mut live = self.live();
+        for (id, instruction) in self.instructions.iter().enumerate() {
+            if matches!(instruction.opcode, Opcode::Parameter { .. }) {
                 live[id] = true;
-            }
-            if live[id] {
-                for &operand in &self.instructions[id].operands {
-                    live[operand] = true;
-                }
             }
         }
         if live.iter().all(|&l| l) {
