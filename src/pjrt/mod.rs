@@ -72,7 +72,8 @@ impl Device {
 
 /// A PJRT client over one plugin: compiles computations for the plugin's first addressable
 /// device. Dropping it destroys the plugin's client once the last [`Executable`] compiled by
-/// it is dropped too.
+/// it is dropped too. A client and its executables are neither `Send` nor `Sync`: they are
+/// used on the thread that loaded the client (several clients of one plugin may coexist).
 pub struct Client {
     inner: Rc<ClientInner>,
 }
