@@ -117,7 +117,7 @@ fn softmax<'b>(logits: XlaOp<'b>) -> Result<XlaOp<'b>> {
 }
 
 /// The forward pass as a computation.
-fn forward_pass() -> Result<XlaComputation> {
+pub fn forward_pass() -> Result<XlaComputation> {
     let b = XlaBuilder::new("cnn");
     let images = b.parameter(0, &shape!(f32[BATCH, SIDE, SIDE, CHANNELS]), "images");
     let kernel = b.parameter(1, &shape!(f32[3, 3, CHANNELS, FEATURES]), "kernel");
@@ -196,7 +196,7 @@ fn reference(model: &Model) -> Vec<f32> {
 // ---- The embedding lookup ---------------------------------------------------------------------
 
 /// Each sequence's token embeddings (rows of the table, a `gather`) summed.
-fn embedding_bag() -> Result<XlaComputation> {
+pub fn embedding_bag() -> Result<XlaComputation> {
     let b = XlaBuilder::new("embedding_bag");
     let table = b.parameter(0, &shape!(f32[VOCABULARY, WIDTH]), "table");
     let tokens = b.parameter(1, &shape!(s32[BATCH, TOKENS]), "tokens");

@@ -113,7 +113,7 @@ fn softmax<'b>(logits: XlaOp<'b>) -> Result<XlaOp<'b>> {
 }
 
 /// The forward pass, `softmax(relu(x · w1 + b1) · w2 + b2)`, as a computation.
-fn forward_pass() -> Result<XlaComputation> {
+pub fn forward_pass() -> Result<XlaComputation> {
     let b = XlaBuilder::new("mlp");
     let x = b.parameter(0, &shape!(f32[BATCH, INPUT]), "x");
     let w1 = b.parameter(1, &shape!(f32[INPUT, HIDDEN]), "w1");

@@ -98,7 +98,7 @@ fn show_shape(out: &mut String, what: &str, op: XlaOp<'_>) -> Result<()> {
 
 /// A dense layer with a row normalization, `y = relu(x . w + b{1})`, `y / sum(y, {1}){0}`, on
 /// `x: f32[2,3]`, a column-major `w: f32[3,4]{0,1}` and `b: f32[4]`.
-fn model(out: &mut String) -> Result<XlaComputation> {
+pub fn model(out: &mut String) -> Result<XlaComputation> {
     heading(out, "3. Building a small model, with eager shape inference");
     say!(out, "Ops are recorded, not run; each op's shape is inferred (by XLA's rules) as it is made:");
     let b = XlaBuilder::new("dense");

@@ -114,7 +114,7 @@ fn logits<'b>(x: XlaOp<'b>, [w1, b1, w2, b2]: [XlaOp<'b>; 4]) -> XlaOp<'b> {
 
 /// `loss(w1, b1, w2, b2, x, one_hot)`: the batch's mean of `-log softmax(logits)[class]`,
 /// in the stable form `log Σ exp(z - max z) - (z - max z)[class]`.
-fn loss() -> Result<XlaComputation> {
+pub fn loss() -> Result<XlaComputation> {
     let b = XlaBuilder::new("loss");
     let shapes = weight_shapes();
     let weights = [0, 1, 2, 3].map(|i| b.parameter(i as i64, &shapes[i], &format!("weight{i}")));
@@ -131,7 +131,7 @@ fn loss() -> Result<XlaComputation> {
 
 /// One Adam step for every weight: parameters `(weight, gradient, m, v)` per weight, then the
 /// step number `t` (from 1); returns the tuple of (weight, m, v) per weight.
-fn adam() -> Result<XlaComputation> {
+pub fn adam() -> Result<XlaComputation> {
     let b = XlaBuilder::new("adam");
     let shapes = weight_shapes();
     let t = b.parameter(16, &shape!(f32[]), "t");
@@ -197,7 +197,7 @@ fn accuracy(forward: &Executable, state: &State, points: &Points) -> Result<f32>
 }
 
 /// The forward pass alone (the weights, then x), for measuring accuracy.
-fn forward() -> Result<XlaComputation> {
+pub fn forward() -> Result<XlaComputation> {
     let b = XlaBuilder::new("forward");
     let shapes = weight_shapes();
     let weights = [0, 1, 2, 3].map(|i| b.parameter(i as i64, &shapes[i], &format!("weight{i}")));

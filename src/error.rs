@@ -108,6 +108,21 @@ pub enum Error {
     /// or fields lazy-xla lacks; the sentence names the instruction and computation.
     #[error("HLO module proto: {0}")]
     HloProto(String),
+    /// An error of a PJRT plugin (`lazy_xla::pjrt`, the `pjrt` feature), or of loading one: the
+    /// plugin's sentence (or lazy-xla's, for a plugin that does not open or does not fit), then
+    /// the C API function that failed, the plugin's error code, and the caller's `file:line`.
+    #[error("{message} ({call}{}) at {location}", code_suffix(code))]
+    Pjrt {
+        /// What went wrong, as the plugin says it.
+        message: String,
+        /// abseil's name of the plugin's error code (`INVALID_ARGUMENT`, …); `None` when
+        /// lazy-xla found the problem itself.
+        code: Option<String>,
+        /// The C API function that failed (`PJRT_Client_Compile`, …), or `lazy-xla`.
+        call: String,
+        /// The caller's `file:line:column`.
+        location: &'static Location<'static>,
+    },
     /// A feature XLA has that lazy-xla does not implement.
     #[error("unimplemented: {0}")]
     Unimplemented(String),
@@ -127,6 +142,11 @@ fn join_shapes(shapes: &[String]) -> String {
     } else {
         shapes.join(", ")
     }
+}
+
+/// `, CODE` for a PJRT error code, nothing without one.
+fn code_suffix(code: &Option<String>) -> String {
+    code.as_ref().map_or_else(String::new, |code| format!(", {code}"))
 }
 
 /// Returns early with an [`Error::InvalidArgument`] built by `format!`.

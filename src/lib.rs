@@ -124,6 +124,13 @@
 //! # Ok::<(), lazy_xla::Error>(())
 //! ```
 //!
+//! # On XLA's own backends
+//!
+//! With the `pjrt` cargo feature, `XlaComputation::to_hlo_proto` writes XLA's serialized
+//! `HloModuleProto`, and the `pjrt` module compiles and runs a computation through a PJRT plugin
+//! loaded at run time (XLA's CPU plugin, jax's CUDA plugin, `libtpu`, …), with the same
+//! `Literal`s in and out; the repository's `docs/accelerators.md` shows the path.
+//!
 //! # Examples
 //!
 //! The repository's `examples/` are tutorials that run (`cargo run --release --example NAME`):
@@ -146,6 +153,8 @@ mod exec;
 mod hlo;
 mod literal;
 mod passes;
+#[cfg(feature = "pjrt")]
+pub mod pjrt;
 mod shape;
 mod shape_inference;
 mod storage;

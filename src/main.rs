@@ -41,6 +41,11 @@ enum Command {
         /// Compile without fusion.
         #[arg(long)]
         no_fusion: bool,
+        /// Run on this PJRT plugin (a shared library such as XLA's pjrt_c_api_cpu_plugin.so or
+        /// jax-cuda12-pjrt's xla_cuda_plugin.so) instead of lazy-xla's executor; needs lazy-xla
+        /// built with `--features pjrt`.
+        #[arg(long, value_name = "PLUGIN")]
+        pjrt: Option<PathBuf>,
     },
     /// Print the optimized module (fusions included) as HLO text.
     #[command(after_help = "Example:\n  lazy-xla opt mlp.hlo > mlp.optimized.hlo")]
@@ -140,8 +145,8 @@ type Outcome<T = ()> = std::result::Result<T, String>;
 
 fn run(cli: Cli) -> Outcome {
     match cli.command {
-        Command::Run { module, output, full, memory, no_fusion } => {
-            run_module(&module, &output, full, memory, !no_fusion)
+        Command::Run { module, output, full, memory, no_fusion, pjrt } => {
+            run_module(&module, &output, full, memory, !no_fusion, pjrt.as_deref())
         }
         Command::Opt { module, no_fusion } => {
             let options = CompileOptions { fusion: !no_fusion, ..Default::default() };
@@ -299,15 +304,32 @@ fn format_bytes(bytes: u64) -> String {
     }
 }
 
-fn run_module(module: &ModuleArgs, outputs: &[PathBuf], full: bool, memory: bool, fusion: bool) -> Outcome {
+fn run_module(
+    module: &ModuleArgs,
+    outputs: &[PathBuf],
+    full: bool,
+    memory: bool,
+    fusion: bool,
+    pjrt: Option<&Path>,
+) -> Outcome {
     let computation = load(&module.module)?;
     let literals = inputs(&computation, &module.input, false)?;
     let arguments: Vec<&Literal> = literals.iter().collect();
-    let executable = compile(&computation, &options(module, fusion), &module.module)?;
-    if memory {
-        eprintln!("{}", memory_line(&executable));
-    }
-    let result = executable.execute(&arguments).map_err(|e| e.to_string())?;
+    let result = match pjrt {
+        Some(plugin) => {
+            if memory {
+                return Err("--memory shows lazy-xla's own plan; it does not apply with --pjrt".to_string());
+            }
+            run_on_plugin(plugin, &computation, &arguments)?
+        }
+        None => {
+            let executable = compile(&computation, &options(module, fusion), &module.module)?;
+            if memory {
+                eprintln!("{}", memory_line(&executable));
+            }
+            executable.execute(&arguments).map_err(|e| e.to_string())?
+        }
+    };
     let leaves =
         if result.is_tuple() { result.decompose_tuple().map_err(|e| e.to_string())? } else { vec![result] };
     for leaf in &leaves {
@@ -328,6 +350,23 @@ fn run_module(module: &ModuleArgs, outputs: &[PathBuf], full: bool, memory: bool
         leaf.write_npy(path).map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// `computation` compiled and run on the PJRT plugin at `plugin`.
+#[cfg(feature = "pjrt")]
+fn run_on_plugin(plugin: &Path, computation: &XlaComputation, arguments: &[&Literal]) -> Outcome<Literal> {
+    let client = lazy_xla::pjrt::Client::load(plugin).map_err(|e| e.to_string())?;
+    let executable = client.compile(computation).map_err(|e| e.to_string())?;
+    executable.execute(arguments).map_err(|e| e.to_string())
+}
+
+/// Without the `pjrt` feature there is no PJRT client: say how to build one.
+#[cfg(not(feature = "pjrt"))]
+fn run_on_plugin(plugin: &Path, _: &XlaComputation, _: &[&Literal]) -> Outcome<Literal> {
+    Err(format!(
+        "--pjrt {} needs lazy-xla built with the pjrt feature: cargo build --release --features pjrt",
+        plugin.display()
+    ))
 }
 
 /// XLA's Literal text, its first lines only for a big array unless `full`.

@@ -26,6 +26,7 @@ const LAYERS: &[&str] = &[
     "autodiff",
     "passes",
     "exec",
+    "pjrt",
 ];
 
 /// Every `.rs` file under `dir`.

@@ -162,3 +162,47 @@ fn bad_input_is_one_line_and_exit_status_1() {
         "not a .npy file",
     );
 }
+
+/// `run --pjrt PLUGIN`'s arguments for `mlp.hlo` and its inputs.
+fn run_on_plugin(plugin: &str) -> Vec<String> {
+    let mut arguments = vec!["run".to_string(), data("mlp.hlo"), "--pjrt".into(), plugin.into()];
+    arguments.extend(inputs("mlp", 5));
+    arguments
+}
+
+#[test]
+#[cfg(not(feature = "pjrt"))]
+fn run_on_a_pjrt_plugin_needs_the_feature() {
+    let arguments = run_on_plugin("/some/pjrt_plugin.so");
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    fails(
+        &arguments,
+        "--pjrt /some/pjrt_plugin.so needs lazy-xla built with the pjrt feature: cargo build --release --features pjrt",
+    );
+}
+
+#[test]
+#[cfg(feature = "pjrt")]
+fn run_on_a_plugin_that_does_not_open_is_one_line() {
+    let arguments = run_on_plugin("/no/such/pjrt_plugin.so");
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    fails(&arguments, "cannot open the PJRT plugin /no/such/pjrt_plugin.so");
+}
+
+#[test]
+#[cfg(feature = "pjrt")]
+#[ignore = "needs a PJRT plugin: LAZY_XLA_PJRT_PLUGIN=$(scripts/fetch_pjrt_cpu_plugin.sh)"]
+fn run_on_the_cpu_plugin_gives_jaxs_values() {
+    let plugin =
+        std::env::var("LAZY_XLA_PJRT_PLUGIN").expect("LAZY_XLA_PJRT_PLUGIN: the path of a PJRT plugin");
+    let out = temp("mlp-pjrt.npy");
+    let mut arguments = run_on_plugin(&plugin);
+    arguments.extend(["--output".to_string(), out.display().to_string()]);
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    let printed = stdout(&lazy_xla(&arguments));
+    assert!(printed.starts_with("f32[4,3] {\n  { 0.14"), "{printed}");
+    let got = Literal::read_npy(&out).unwrap().to_vec::<f32>().unwrap();
+    let want = Literal::read_npy(data("mlp.out0.npy")).unwrap().to_vec::<f32>().unwrap();
+    assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-5 * w.abs() + 1e-6));
+    std::fs::remove_file(&out).unwrap();
+}
