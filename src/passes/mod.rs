@@ -15,6 +15,7 @@ mod inline;
 mod output_fusion;
 mod pass;
 mod simplify;
+mod tuple_elements;
 
 pub(crate) use backend::Backend;
 
@@ -31,7 +32,8 @@ const MAX_ROUNDS: usize = 8;
 
 /// The optimized form of `computation`: layouts made equal across computation boundaries,
 /// calls inlined, simplification (folding constants with the backend's
-/// `evaluate`), CSE and DCE to a fixed point, then (if `fusion`) loop fusion. With `verify`,
+/// `evaluate`), CSE and DCE to a fixed point, then (if `fusion`) loop and output fusion, and
+/// last the parameters' tuple elements moved ahead of the rest. With `verify`,
 /// the input and the result of every pass that changed something are verified, and the
 /// result's shape must stay the input's (layout included).
 pub(crate) fn optimize(
@@ -64,6 +66,7 @@ pub(crate) fn optimize(
         run_pass(&fusion, &mut optimized, result_shape, verify_each_pass)?;
         run_pass(&output_fusion::OutputFusion, &mut optimized, result_shape, verify_each_pass)?;
     }
+    run_pass(&tuple_elements::ParameterElementsFirst, &mut optimized, result_shape, verify_each_pass)?;
     Ok(optimized)
 }
 
