@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use common::generate::generate;
 use common::recipe::build;
-use lazy_xla::{Error, XlaComputation};
+use lazy_xla::{dot_with, ElementType, Error, Precision, PrecisionConfig, Shape, XlaBuilder, XlaComputation};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -51,6 +51,19 @@ fn assert_round_trips(computation: &XlaComputation, what: &str) {
 fn every_example_module_round_trips() {
     for path in example_modules() {
         assert_round_trips(&import(&path), &path.display().to_string());
+    }
+}
+
+#[test]
+fn precision_configs_of_any_length_round_trip() {
+    use Precision::{Default, Highest};
+    for operand_precision in [vec![], vec![Default; 3], vec![Highest], vec![Default, Default, Highest]] {
+        let builder = XlaBuilder::new("dot");
+        let shape = Shape::new(ElementType::F32, &[2, 2]);
+        let (x, y) = (builder.parameter(0, &shape, "x"), builder.parameter(1, &shape, "y"));
+        let config = PrecisionConfig { operand_precision: operand_precision.clone() };
+        let computation = builder.build(dot_with(x, y, Some(&config), None)).expect("a dot");
+        assert_round_trips(&computation, &format!("{operand_precision:?}"));
     }
 }
 

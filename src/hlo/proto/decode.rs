@@ -354,7 +354,7 @@ fn dot(proto: &DotDimensionNumbersProto) -> DotDimensionNumbers {
     }
 }
 
-/// A precision config; trailing `Default`s beyond the first two are dropped (XLA writes two).
+/// A precision config; one that is all `Default` reads as the empty one (XLA writes two).
 fn precision(proto: Option<&PrecisionConfigProto>) -> Result<PrecisionConfig> {
     let Some(proto) = proto else { return Ok(PrecisionConfig::default()) };
     if proto.algorithm != 0 {

@@ -316,8 +316,13 @@ fn dot_proto(numbers: &DotDimensionNumbers) -> DotDimensionNumbersProto {
     }
 }
 
-/// Two entries at least (XLA's dots and convolutions have one per operand).
+/// Two entries at least (XLA's dots and convolutions have one per operand); a config that is
+/// all `Default`, however long, is written as two, as the decoder reads any such config as
+/// the empty one, so that a proto read back writes the same bytes.
 fn precision_proto(config: &PrecisionConfig) -> PrecisionConfigProto {
+    if config.operand_precision.iter().all(|&p| p == Precision::Default) {
+        return PrecisionConfigProto { operand_precision: vec![0, 0], algorithm: 0 };
+    }
     let mut operand_precision: Vec<i32> = config
         .operand_precision
         .iter()
