@@ -3,7 +3,8 @@
 
     python scripts/bench_grad_vs_jax.py [--seconds S] [--lazy-xla PATH] [--only NAME ...]
 
-For each gradient program of examples/hlo/programs (transformer_block_grad, cnn_grad), whose
+For each gradient program of examples/hlo/programs (transformer_block_grad, cnn_grad,
+gru_scan_grad), whose
 NAME.hlo is jax.grad of a loss as generate.py lowers it: the loss itself is lowered with jax
 into a scratch folder, differentiated by `lazy-xla grad LOSS.hlo --wrt ...`, and the derived
 module is timed by `lazy-xla bench` against jax's NAME.hlo on XLA's CPU backend (as
@@ -34,6 +35,7 @@ import run_on_xla  # noqa: E402
 GRADIENTS = {
     "transformer_block_grad": (lambda x, *p: jnp.sum(generate.transformer_block(x, *p) ** 2), range(1, 11)),
     "cnn_grad": (lambda x, labels, *p: generate.cross_entropy(generate.cnn_forward(x, *p), labels), range(2, 8)),
+    "gru_scan_grad": (generate.gru_loss, range(2, 5)),
 }
 
 

@@ -86,6 +86,16 @@ def gru_scan(xs, h0, w_x, w_h, b):
     return jax.lax.scan(cell, h0, xs)  # (last h, every h)
 
 
+def gru_loss(xs, h0, w_x, w_h, b):
+    """The squared hidden states of the scanned GRU, summed."""
+    return jnp.sum(gru_scan(xs, h0, w_x, w_h, b)[1] ** 2)
+
+
+def gru_scan_grad(xs, h0, *params):
+    """The gradient of gru_loss with respect to the GRU's weights and bias."""
+    return jax.grad(lambda p: gru_loss(xs, h0, *p))(params)
+
+
 def embedding_dense(table, ids, w, b):
     return jax.nn.relu(table[ids] @ w + b)
 
@@ -150,6 +160,7 @@ programs = {
                                             normal(r, 2048, 2048) * 1e-3, r.random((2048, 2048)) * 1e-4,
                                             np.array(10)]),
     "gru_scan": (gru_scan, lambda r: [normal(r, 64, 64, 256), *gru_params(r)]),
+    "gru_scan_grad": (gru_scan_grad, lambda r: [normal(r, 64, 64, 256), *gru_params(r)]),
     "embedding_dense": (embedding_dense, lambda r: [normal(r, 32000, 256), r.integers(0, 32000, 4096),
                                                     *dense(r, 256, 256)]),
     "cnn_forward": (cnn_forward, lambda r: [normal(r, 32, 32, 32, 3), *cnn_params(r)]),
