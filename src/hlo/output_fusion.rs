@@ -71,15 +71,23 @@ pub(crate) fn fused_product(fused: &HloComputation) -> Result<InstructionId, Str
 
 /// The lhs of dot `product_id` of `fused` if it is a [`row_gather`] of two parameters.
 pub(crate) fn gathered_lhs(fused: &HloComputation, product_id: InstructionId) -> Option<InstructionId> {
-    let instructions = &fused.instructions;
+    let lhs = lhs_row_gather(fused, product_id)?;
+    let is_parameter = |&o: &InstructionId| matches!(fused.instructions[o].opcode, Opcode::Parameter { .. });
+    fused.instructions[lhs].operands.iter().all(is_parameter).then_some(lhs)
+}
+
+/// The lhs of `product_id` of `computation` if the product is a dot and its lhs a
+/// [`row_gather`].
+pub(crate) fn lhs_row_gather(
+    computation: &HloComputation,
+    product_id: InstructionId,
+) -> Option<InstructionId> {
+    let instructions = &computation.instructions;
     let product = &instructions[product_id];
     let &lhs = product.operands.first()?;
     let gather = &instructions[lhs];
-    let of_parameters =
-        gather.operands.iter().all(|&o| matches!(instructions[o].opcode, Opcode::Parameter { .. }));
     let shapes: Vec<&Shape> = gather.operands.iter().map(|&o| &instructions[o].shape).collect();
-    let is_dot = matches!(product.opcode, Opcode::Dot { .. });
-    (is_dot && of_parameters && row_gather(gather, &shapes)).then_some(lhs)
+    (matches!(product.opcode, Opcode::Dot { .. }) && row_gather(gather, &shapes)).then_some(lhs)
 }
 
 /// Whether `gather` (of operands of `operand_shapes`) looks up whole rows of a dense row-major

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::hlo::ir::{FusionKind, HloComputation, Instruction, InstructionId, Opcode};
 use crate::hlo::loop_part::LoopPart;
-use crate::hlo::output_fusion::{fused_product, is_product, row_gather};
+use crate::hlo::output_fusion::{fused_product, is_product, lhs_row_gather};
 use crate::passes::pass::Pass;
 use crate::shape::Shape;
 
@@ -67,15 +67,8 @@ fn gathered_lhs(
     users: &[Vec<InstructionId>],
     product_id: InstructionId,
 ) -> Option<InstructionId> {
-    let product = &computation.instructions[product_id];
-    let &lhs = product.operands.first()?;
-    let gather = &computation.instructions[lhs];
-    let shapes: Vec<&Shape> = gather.operands.iter().map(|&o| &computation.instructions[o].shape).collect();
-    let absorbed = matches!(product.opcode, Opcode::Dot { .. })
-        && users[lhs] == [product_id]
-        && lhs != computation.root
-        && row_gather(gather, &shapes);
-    absorbed.then_some(lhs)
+    let lhs = lhs_row_gather(computation, product_id)?;
+    (users[lhs] == [product_id] && lhs != computation.root).then_some(lhs)
 }
 
 /// The computation of `consumer` (a loop fusion, or an element-wise op as a fusion of one)
