@@ -282,21 +282,7 @@ fn the_client_names_its_platform_and_devices() {
 #[ignore = "needs a PJRT plugin: LAZY_XLA_PJRT_PLUGIN=$(scripts/fetch_pjrt_cpu_plugin.sh)"]
 fn layouts_tuples_and_every_element_type_cross_the_boundary() {
     let client = client();
-    for element_type in [
-        ElementType::Pred,
-        ElementType::S8,
-        ElementType::S16,
-        ElementType::S32,
-        ElementType::S64,
-        ElementType::U8,
-        ElementType::U16,
-        ElementType::U32,
-        ElementType::U64,
-        ElementType::F16,
-        ElementType::Bf16,
-        ElementType::F32,
-        ElementType::F64,
-    ] {
+    for element_type in ElementType::ALL {
         // A column-major argument, a padded one and a row-major one; a tuple result whose first
         // element is column-major (a transpose keeps the layout permuted).
         let b = XlaBuilder::new("boundary");
