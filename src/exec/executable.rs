@@ -121,6 +121,11 @@ impl XlaComputation {
     }
 }
 
+/// The fewest bytes a run holds at its peak for [`Executable::execute`] to move it onto
+/// rayon's pool: a smaller one has no step large enough to share, and would pay the hand-over
+/// (a few microseconds) for nothing.
+const SHARED_RUN_BYTES: u64 = 1 << 16;
+
 /// Whether `compile` verifies the computation and the result of every optimizer pass: always
 /// in debug builds of lazy-xla (and so in its tests), and in release builds when the
 /// environment variable `LAZY_XLA_VERIFY` is set to `1`. A failure is an
@@ -152,10 +157,7 @@ impl Executable {
             let result = self.plan.evaluate(&values, parallel)?;
             self.plan.result_literal(result, parallel)
         };
-        match &self.pool {
-            Some(pool) => pool.install(run),
-            None => run(),
-        }
+        self.on_pool(run)
     }
 
     /// Runs the computation and writes the result into `out`, which must have the root's
@@ -183,10 +185,7 @@ impl Executable {
         self.check_arguments(arguments)?;
         self.check_memory(arguments)?;
         let parallel = self.parallel();
-        match &self.pool {
-            Some(pool) => pool.install(|| self.plan.run_into(arguments, out, parallel)),
-            None => self.plan.run_into(arguments, out, parallel),
-        }
+        self.on_pool(|| self.plan.run_into(arguments, out, parallel))
     }
 
     /// The computation as HLO text, as it runs.
@@ -254,6 +253,24 @@ impl Executable {
 
     fn parallel(&self) -> bool {
         self.options.num_threads != Some(1)
+    }
+
+    /// Runs `run` on a thread of the pool the computation shares its work on: its own
+    /// (`num_threads`), or rayon's global pool where the caller is outside it and the run
+    /// holds at least [`SHARED_RUN_BYTES`]. A parallel step started outside a pool hands its
+    /// work in and sleeps until a worker is done, two thread switches per step, which a loop
+    /// of small dots pays on every trip; started on a worker, it shares its work directly.
+    fn on_pool<R: Send>(&self, run: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(run),
+            None if self.parallel()
+                && rayon::current_thread_index().is_none()
+                && self.plan.memory_stats().peak_bytes >= SHARED_RUN_BYTES =>
+            {
+                rayon::scope(|_| run())
+            }
+            None => run(),
+        }
     }
 
     /// An error unless a run on `arguments` fits in memory: the plan's peak, with copies of
