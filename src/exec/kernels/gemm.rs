@@ -6,6 +6,8 @@
 
 use std::ops::Range;
 
+use crate::exec::loop_program::copy_matrix;
+
 /// Columns of one packed panel: four vectors of 16 lanes.
 pub(crate) const PANEL: usize = 64;
 
@@ -139,17 +141,26 @@ impl Packed {
                 reused = self.blocks.remove(0).data;
             }
             // Zeroed once as a whole (the columns past `used`), then each row's columns copied
-            // in: a call per row to fill a few lanes would cost more than the copy.
+            // in: a call per row to fill a few lanes would cost more than the copy. A panel of
+            // whole vectors is copied as one matrix, a transposed rhs's through registers.
             reused.clear();
             reused.reserve_exact(len);
             reused.resize(len, 0.0);
             let start = reused.as_ptr().align_offset(64).min(LINE - 1);
-            for (packed, k) in reused[start..].chunks_exact_mut(width).zip(rows) {
-                let from = rhs.base + k * row + first * col;
-                if col == 1 {
-                    packed[..used].copy_from_slice(&rhs.data[from..from + used]);
-                } else {
-                    packed[..used].iter_mut().enumerate().for_each(|(j, to)| *to = rhs.data[from + j * col]);
+            if used == width {
+                let from = rhs.base + rows.start * row + first * col;
+                copy_matrix(rhs.data, from, [row, col], [rows.len(), used], &mut reused[start..]);
+            } else {
+                for (packed, k) in reused[start..].chunks_exact_mut(width).zip(rows) {
+                    let from = rhs.base + k * row + first * col;
+                    if col == 1 {
+                        packed[..used].copy_from_slice(&rhs.data[from..from + used]);
+                    } else {
+                        packed[..used]
+                            .iter_mut()
+                            .enumerate()
+                            .for_each(|(j, to)| *to = rhs.data[from + j * col]);
+                    }
                 }
             }
             self.blocks.push(PackedBlock { data: reused, start, key });
@@ -590,6 +601,31 @@ mod tests {
         let expected = naive(lhs, &blocks, &b, columns, columns);
         for (got, want) in c.iter().zip(expected) {
             assert!((*got as f64 - (2.0 * want + 1.5)).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn a_transposed_rhs_packs_its_whole_panels_through_registers_and_its_last_one_alike() {
+        // Element (k, j) at base + k + j·stride: a transposed rhs with room around it.
+        let (depth, columns, stride, base) = (37, PANEL + 20, 41, 3);
+        let data = values(base + columns * stride, 6);
+        let rhs = Rhs::new(&data, base, [1, stride], depth, columns).unwrap();
+        let mut packed = Packed::default();
+        // Blocks from the first row and from inside, whole tiles of 16 rows and not, each
+        // panel: the first of whole vectors, the last 20 columns wide.
+        for rows in [0..depth, 3..depth, 5..21, 36..37] {
+            for p in 0..rhs.panels() {
+                let (block, first, used, width) = packed.pack(&rhs, p, rows.clone());
+                // SAFETY: a packed block holds `rows.len()` rows of `width` from `block`.
+                let block = unsafe { std::slice::from_raw_parts(block, rows.len() * width) };
+                for (r, k) in rows.clone().enumerate() {
+                    let row = &block[r * width..(r + 1) * width];
+                    for (j, &x) in row.iter().enumerate() {
+                        let want = if j < used { data[base + k + (first + j) * stride] } else { 0.0 };
+                        assert_eq!(x.to_bits(), want.to_bits(), "row {k}, column {}", first + j);
+                    }
+                }
+            }
         }
     }
 

@@ -49,3 +49,63 @@ mod target;
 
 pub(crate) use program::LoopProgram;
 pub(crate) use target::SharedOutput;
+
+/// Copies the `rows × columns` matrix whose element (r, c) is `source[start + r·row_step +
+/// c·column_step]` into `out`, row-major, by the loop engine's strided load: contiguous rows
+/// copied, a transposed matrix (`row_step` 1) moved in 16×16 tiles through vector registers,
+/// any other one gathered. Kernels that need an operand in another order (the register tile's
+/// transposed lhs) use it, so every such copy is as fast as a fused loop's.
+///
+/// # Panics
+/// If a read would leave `source` or `out` holds fewer than `rows · columns` elements: the
+/// caller checks both.
+pub(crate) fn copy_matrix(
+    source: &[f32],
+    start: usize,
+    [row_step, column_step]: [usize; 2],
+    [rows, columns]: [usize; 2],
+    out: &mut [f32],
+) {
+    if rows == 0 || columns == 0 {
+        return;
+    }
+    let out = &mut out[..rows * columns];
+    let (start, steps) = (start as isize, [row_step as isize, column_step as isize]);
+    if chunk_ops::load(source, start, steps, chunk::Chunk { rows, len: columns }, out) {
+        // One value (both steps 0): `load` wrote it once.
+        let value = out[0];
+        out.fill(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every form of matrix [`copy_matrix`] reads, against the definition: rows contiguous,
+    /// transposed (whole 16×16 tiles and the rest), strided both ways, one value broadcast
+    /// (both steps 0), and no elements at all (which writes nothing).
+    #[test]
+    fn copy_matrix_reads_every_element_from_its_place() {
+        let source: Vec<f32> = (0..4000).map(|i| i as f32 * 0.5 - 7.0).collect();
+        for (start, steps, [rows, columns]) in [
+            (5, [40, 1], [7, 33]),
+            (2, [1, 50], [37, 21]),
+            (0, [1, 64], [32, 48]),
+            (9, [3, 70], [11, 13]),
+            (17, [0, 0], [4, 5]),
+            (0, [1, 50], [1, 9]),
+            (3, [1, 50], [0, 9]),
+        ] {
+            let mut out = vec![f32::NAN; rows * columns + 3];
+            copy_matrix(&source, start, steps, [rows, columns], &mut out);
+            for r in 0..rows {
+                for c in 0..columns {
+                    let want = source[start + r * steps[0] + c * steps[1]];
+                    assert_eq!(out[r * columns + c], want, "({r}, {c}) of {steps:?} from {start}");
+                }
+            }
+            assert!(out[rows * columns..].iter().all(|x| x.is_nan()), "nothing past the matrix");
+        }
+    }
+}
