@@ -378,6 +378,37 @@ fn scalar_function() -> XlaComputation {
 }
 
 #[test]
+fn gradients_and_tangents_come_back_in_their_parameters_and_results_layouts() {
+    let column = Shape::with_layout(ElementType::F64, &[3, 4], &[0, 1]).unwrap();
+    let padding = Layout::new(&[1, 0]).with_padding(&[4, 5], PaddingValue::Zero).unwrap();
+    let padded = shape!(f64[3, 4]).relayout(&padding).unwrap();
+    let b = XlaBuilder::new("f");
+    let (x, y) = (b.parameter(0, &column, "x"), b.parameter(1, &padded, "y"));
+    // `x · y + x` keeps x's column-major layout; its sum is a scalar.
+    let product = b.build(x * y + x).unwrap();
+    let loss = b.build(sum_all(x * y * y, 2)).unwrap();
+    let mut rng = Rng(7);
+    let (xs, ys) = (rng.array(&shape!(f64[3, 4]), -1.0, 1.0), rng.array(&shape!(f64[3, 4]), -1.0, 1.0));
+    let arguments = [xs.relayout(column.layout()).unwrap(), ys.relayout(&padding).unwrap()];
+    let (xv, yv) = (f64s(&xs), f64s(&ys));
+    for fusion in [true, false] {
+        let gradients = run(&grad(&loss, &[0, 1]).unwrap(), &[&arguments[0], &arguments[1]], fusion);
+        assert_eq!(gradients[0].shape(), &column);
+        assert_eq!(gradients[1].shape(), &padded);
+        let dx: Vec<f64> = yv.iter().map(|y| y * y).collect();
+        let dy: Vec<f64> = xv.iter().zip(&yv).map(|(x, y)| 2.0 * x * y).collect();
+        assert_close(&f64s(&gradients[0]), &dx, 1e-12, "d/dx");
+        assert_close(&f64s(&gradients[1]), &dy, 1e-12, "d/dy");
+        let tangent = Literal::from_vec(&shape!(f64[3, 4]), vec![1.0; 12]).unwrap();
+        let tangent = tangent.relayout(column.layout()).unwrap();
+        let out = run(&jvp(&product, &[0]).unwrap(), &[&arguments[0], &arguments[1], &tangent], fusion);
+        assert_eq!(out[1].shape(), &column, "the tangent in the result's layout");
+        let want: Vec<f64> = yv.iter().map(|y| y + 1.0).collect();
+        assert_close(&f64s(&out[1]), &want, 1e-12, "the tangent");
+    }
+}
+
+#[test]
 fn hessian_vector_products() {
     let f = scalar_function();
     let g = grad(&f, &[0]).unwrap();
@@ -777,10 +808,15 @@ struct Counter {
     direction: &'static str,
     flipped: bool,
     carried: bool,
+    /// The counter's start (and a carried bound) come in as parameters of a called
+    /// computation that holds the while, as jax's nested jits write it.
+    called: bool,
 }
 
 /// A scan as jax writes it: the carry (i, h, xs, ys, w[, bound]), each trip reading xs at the
 /// trip, h = sin(h · w) + xs[t] · h, writing ys[t] = h²; returns (h, ys). Four trips.
+/// Where the counter is `called`, the while is in a computation of (start, h0, xs, w[,
+/// bound]) that the returned one calls with constants.
 fn scan_like(counter: &Counter) -> XlaComputation {
     let carry_shapes = {
         let mut shapes =
@@ -822,29 +858,62 @@ fn scan_like(counter: &Counter) -> XlaComputation {
     let body = d.build(tuple(&d, &next)).unwrap();
 
     let b = XlaBuilder::new("scan_like");
-    let h0 = b.parameter(0, &shape!(f64[3]), "h0");
-    let xs = b.parameter(1, &shape!(f64[4, 3]), "xs");
-    let w = b.parameter(2, &shape!(f64[3]), "w");
+    let offset = i64::from(counter.called);
+    let start =
+        if counter.called { b.parameter(0, &shape!(s32[]), "start") } else { b.constant_r0(counter.start) };
+    let h0 = b.parameter(offset, &shape!(f64[3]), "h0");
+    let xs = b.parameter(offset + 1, &shape!(f64[4, 3]), "xs");
+    let w = b.parameter(offset + 2, &shape!(f64[3]), "w");
     let zeros = broadcast(b.constant_r0(0.0f64), &[4, 3]);
-    let mut init = vec![b.constant_r0(counter.start), h0, xs, zeros, w];
+    let mut init = vec![start, h0, xs, zeros, w];
     if counter.carried {
-        init.push(b.constant_r0(counter.bound));
+        init.push(match counter.called {
+            true => b.parameter(offset + 3, &shape!(s32[]), "bound"),
+            false => b.constant_r0(counter.bound),
+        });
     }
     let state = while_loop(&condition, &body, tuple(&b, &init));
-    b.build(tuple(&b, &[get_tuple_element(state, 1), get_tuple_element(state, 3)])).unwrap()
+    let scan = b.build(tuple(&b, &[get_tuple_element(state, 1), get_tuple_element(state, 3)])).unwrap();
+    if !counter.called {
+        return scan;
+    }
+    let outer = XlaBuilder::new("calls_scan");
+    let mut operands = vec![outer.constant_r0(counter.start)];
+    for (number, (shape, name)) in
+        [(shape!(f64[3]), "h0"), (shape!(f64[4, 3]), "xs"), (shape!(f64[3]), "w")].iter().enumerate()
+    {
+        operands.push(outer.parameter(number as i64, shape, name));
+    }
+    if counter.carried {
+        operands.push(outer.constant_r0(counter.bound));
+    }
+    outer.build(call(&outer, &scan, &operands)).unwrap()
 }
 
 #[test]
 fn whiles_of_fixed_trip_counts_differentiate_in_both_modes() {
+    // (start, step, bound, direction, flipped, carried, called)
     let counters = [
-        Counter { start: 0, step: 1, bound: 4, direction: "LT", flipped: false, carried: false },
-        Counter { start: 0, step: 1, bound: 4, direction: "LT", flipped: false, carried: true },
-        Counter { start: 3, step: -1, bound: 0, direction: "LE", flipped: true, carried: false },
-        Counter { start: 10, step: 2, bound: 16, direction: "LE", flipped: false, carried: false },
-        Counter { start: 7, step: -3, bound: -5, direction: "NE", flipped: false, carried: false },
+        (0, 1, 4, "LT", false, false, false),
+        (0, 1, 4, "LT", false, true, false),
+        (3, -1, 0, "LE", true, false, false),
+        (10, 2, 16, "LE", false, false, false),
+        (7, -3, -5, "NE", false, false, false),
+        // The start, and then the bound too, through a call's parameters.
+        (0, 1, 4, "LT", false, false, true),
+        (1, 1, 5, "LT", false, true, true),
         // No trip at all: the derivative is the identity on the carry.
-        Counter { start: 4, step: 1, bound: 4, direction: "LT", flipped: false, carried: false },
-    ];
+        (4, 1, 4, "LT", false, false, false),
+    ]
+    .map(|(start, step, bound, direction, flipped, carried, called)| Counter {
+        start,
+        step,
+        bound,
+        direction,
+        flipped,
+        carried,
+        called,
+    });
     let mut rng = Rng(91);
     let args = [
         rng.array(&shape!(f64[3]), -1.0, 1.0),

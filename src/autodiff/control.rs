@@ -378,11 +378,18 @@ fn trips(start: i64, step: i64, bound: i64, direction: ComparisonDirection) -> O
 /// The trip count of `instruction`, a while of `computation`, when it is fixed at compile
 /// time: its condition compares a carried counter with a constant (or with a carried element
 /// the body passes through, initialized by a constant), the counter is initialized by a
-/// constant in the tuple the while starts from, and the body adds a constant to it.
-fn trip_count(computation: &HloComputation, instruction: &Instruction) -> Option<i64> {
+/// constant in the tuple the while starts from, and the body adds a constant to it. An
+/// element of that tuple is a constant where `computation` makes it one, or where `recorded`
+/// (the value of the while's top-level element `k` as the derivative recorded it) is one: a
+/// start that came in through a call's parameter.
+fn trip_count(
+    computation: &HloComputation,
+    instruction: &Instruction,
+    recorded: impl Fn(usize) -> Option<i64>,
+) -> Option<i64> {
     let Opcode::While { condition, body } = &instruction.opcode else { return None };
     let init = *instruction.operands.first()?;
-    let initial = |k: usize| integer(tuple_element(computation, init, k)?);
+    let initial = |k: usize| tuple_element(computation, init, k).and_then(integer).or_else(|| recorded(k));
     let root = resolved(condition, condition.root);
     let Opcode::Compare(direction) = root.opcode else { return None };
     let [a, b] = root.operands[..] else { return None };
@@ -707,7 +714,15 @@ pub(super) fn while_loop<'b>(
         return Ok((builder.record_opcode(&instruction.opcode, &[init], shape), Tan::Zero));
     }
     if !forward {
-        let Some(trips) = trip_count(computation, instruction) else {
+        // The first leaf of top-level element `k` of the carry, if that element is an array.
+        let recorded = |k: usize| {
+            let elements = shape.tuple_shapes();
+            let leaf = elements.get(..k)?.iter().map(|element| leaf_shapes(element).len()).sum::<usize>();
+            let element = elements.get(k).filter(|element| !element.is_tuple())?;
+            let array = arrays.get(leaf).filter(|_| element.element_type().is_integral())?;
+            integer(&builder.resolved_instruction(*array)?)
+        };
+        let Some(trips) = trip_count(computation, instruction, recorded) else {
             return Err(Error::Unimplemented(format!(
                 "reverse-mode derivative of `while` {} is not implemented: its trip count is not fixed at compile \
                  time (a counter in its carried tuple, initialized by a constant, stepped by a constant in the \

@@ -9,7 +9,7 @@ use crate::autodiff::walk::walk;
 use crate::builder::{get_tuple_element, tuple, XlaBuilder, XlaOp};
 use crate::error::{Error, Result};
 use crate::hlo::computation::XlaComputation;
-use crate::hlo::ir::{base_name, HloComputation};
+use crate::hlo::ir::{base_name, HloComputation, Opcode};
 use crate::shape::Shape;
 
 /// Checks the parameters listed: in range, listed once, floating-point arrays.
@@ -89,6 +89,16 @@ fn leaves<'b>(
     }
 }
 
+/// `array` in `shape`'s layout (padding included): itself where it has it, else a copy. A
+/// derivative's ops give their results XLA's layouts (mostly the default one), where a
+/// gradient or tangent is to come back in the shape of its parameter or result.
+fn laid_out<'b>(builder: &'b XlaBuilder, array: XlaOp<'b>, shape: &Shape) -> XlaOp<'b> {
+    match builder.get_shape(array) {
+        Ok(current) if current != *shape => builder.record_opcode(&Opcode::Reshape, &[array], shape),
+        _ => array,
+    }
+}
+
 /// What reverse mode returns.
 #[derive(Clone, Copy, PartialEq)]
 enum Reverse {
@@ -140,7 +150,8 @@ fn reverse(
     let mut outputs: Vec<XlaOp<'_>> = if kind == Reverse::ValueAndGrad { vec![value] } else { Vec::new() };
     for (&number, &input) in listed.iter().zip(&inputs) {
         let shape = &shapes[number as usize].shape;
-        outputs.push(cotangents[input].unwrap_or_else(|| zeros(&builder, shape)));
+        let gradient = cotangents[input].unwrap_or_else(|| zeros(&builder, shape));
+        outputs.push(laid_out(&builder, gradient, shape));
     }
     builder.build(tuple(&builder, &outputs))
 }
@@ -161,8 +172,9 @@ fn forward(
     let mut found = Vec::new();
     leaves(value, &tangent, entry.result_shape(), &mut found);
     let values = found.iter().map(|(value, _, _)| *value);
-    let tangents: Vec<XlaOp<'_>> =
-        found.iter().map(|(_, tangent, shape)| tape.value(*tangent, shape)).collect();
+    let tangents: Vec<XlaOp<'_>> = (found.iter())
+        .map(|(_, tangent, shape)| laid_out(&builder, tape.value(*tangent, shape), shape))
+        .collect();
     let outputs: Vec<XlaOp<'_>> = values.chain(tangents).collect();
     builder.build(tuple(&builder, &outputs))
 }

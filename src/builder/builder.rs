@@ -252,6 +252,30 @@ impl XlaBuilder {
         Ok(state.instructions[id].shape.clone())
     }
 
+    /// The instruction `op` is, seen through elements of tuples recorded here (an element of
+    /// a recorded tuple is that element), or `None` for a poisoned or foreign handle: what a
+    /// transformation asks of values it has recorded, such as whether a loop's counter starts
+    /// at a constant that came in through a call.
+    pub(crate) fn resolved_instruction(&self, op: XlaOp<'_>) -> Option<Instruction> {
+        let state = self.state.borrow();
+        let mut id = self.own_id(op).ok()?;
+        loop {
+            let instruction = state.instructions.get(id)?;
+            let element = match (&instruction.opcode, instruction.operands.first()) {
+                (Opcode::GetTupleElement { index }, Some(&tuple)) => {
+                    let tuple = state.instructions.get(tuple)?;
+                    let is_tuple = matches!(tuple.opcode, Opcode::Tuple);
+                    is_tuple.then(|| tuple.operands.get(*index as usize)).flatten()
+                }
+                _ => None,
+            };
+            match element {
+                Some(&element) => id = element,
+                None => return Some(instruction.clone()),
+            }
+        }
+    }
+
     /// The computation whose result is `root`: every op recorded so far, with `root` as its
     /// root; or the first error recorded. Parameters must be numbered 0, 1, … without gaps.
     /// The builder stays usable.
