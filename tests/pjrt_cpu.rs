@@ -310,6 +310,40 @@ fn layouts_tuples_and_every_element_type_cross_the_boundary() {
 
 #[test]
 #[ignore = "needs a PJRT plugin: LAZY_XLA_PJRT_PLUGIN=$(scripts/fetch_pjrt_cpu_plugin.sh)"]
+fn tuple_arguments_cross_the_boundary_as_their_leaves() {
+    let client = client();
+    // A nested tuple parameter between two arrays; its first leaf column-major.
+    let b = XlaBuilder::new("tupled");
+    let column = Shape::with_layout(ElementType::F32, &[2, 3], &[0, 1]).unwrap();
+    let state = Shape::tuple(&[column.clone(), Shape::tuple(&[shape!(s32[]), shape!(f32[3])])]);
+    let scale = b.parameter(0, &shape!(f32[]), "scale");
+    let tupled = b.parameter(1, &state, "state");
+    let offset = b.parameter(2, &shape!(f32[3]), "offset");
+    let (matrix, inner) = (get_tuple_element(tupled, 0), get_tuple_element(tupled, 1));
+    let (count, vector) = (get_tuple_element(inner, 0), get_tuple_element(inner, 1));
+    let row = broadcast_in_dim(vector + offset, &[2, 3], &[1]);
+    let root = tuple(&b, &[matrix * broadcast_in_dim(scale, &[2, 3], &[]) + row, count + count]);
+    let computation = b.build(root).unwrap();
+    let arguments = [
+        Literal::scalar(1.5f32),
+        Literal::tuple(vec![
+            generated(&column, 4),
+            Literal::tuple(vec![Literal::scalar(21i32), generated(&shape!(f32[3]), 5)]),
+        ]),
+        generated(&shape!(f32[3]), 6),
+    ];
+    let (abs, _) = run_both(&client, &computation, &arguments, "tupled").unwrap_or_else(|e| panic!("{e}"));
+    assert!(abs <= 1e-6, "{abs}");
+    // A tuple of the wrong structure is refused before the plugin sees it.
+    let executable = client.compile(&computation).unwrap();
+    let flat = Literal::tuple(vec![generated(&column, 4), Literal::scalar(21i32)]);
+    let error = executable.execute(&[&arguments[0], &flat, &arguments[2]]).err().unwrap();
+    assert!(matches!(error, Error::InvalidArgument(_)), "{error}");
+    assert!(error.to_string().starts_with("argument 1 (state) has shape ("), "{error}");
+}
+
+#[test]
+#[ignore = "needs a PJRT plugin: LAZY_XLA_PJRT_PLUGIN=$(scripts/fetch_pjrt_cpu_plugin.sh)"]
 fn wrong_arguments_are_errors_before_the_plugin_sees_them() {
     let client = client();
     let b = XlaBuilder::new("f");

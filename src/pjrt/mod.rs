@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Mutex;
 
+use crate::builder::{call as record_call, tuple, XlaBuilder, XlaOp};
 use crate::element_type::ElementType;
 use crate::error::{Error, Result};
 use crate::hlo::computation::XlaComputation;
@@ -178,12 +179,16 @@ impl Client {
 
     /// Compiles `computation` (its serialized `HloModuleProto`, format `"hlo"`) for one replica
     /// and one partition. A module the plugin rejects is an [`Error::Pjrt`] with the plugin's
-    /// message.
+    /// message. PJRT's buffers are arrays, so a computation with tuple parameters is compiled
+    /// inside one whose parameters are their leaves, which it reassembles and calls it with.
     #[track_caller]
     pub fn compile(&self, computation: &XlaComputation) -> Result<Executable> {
         let location = Location::caller();
         let plugin = self.inner.plugin;
-        let module = computation.to_hlo_proto();
+        let module = match with_leaf_parameters(computation)? {
+            Some(flat) => flat.to_hlo_proto(),
+            None => computation.to_hlo_proto(),
+        };
         let options = compile_options::single_device();
         let mut program = ffi::Program::new();
         // The plugin only reads `code` while compiling.
@@ -243,18 +248,23 @@ impl Drop for Executable {
 
 impl Executable {
     /// Runs the executable on `arguments` (one per parameter, each of the parameter's element
-    /// type and dimensions, in any layout) and returns the result in the root's shape and
+    /// type and dimensions, in any layout; a tuple parameter takes a tuple literal, its leaves
+    /// copied to the device one by one) and returns the result in the root's shape and
     /// layout; a tuple root gives a tuple literal. A wrong argument count or shape is an
-    /// [`Error::InvalidArgument`], as in [`crate::Executable::execute`]; a tuple argument is
-    /// an [`Error::Unimplemented`]; an error of the plugin an [`Error::Pjrt`].
+    /// [`Error::InvalidArgument`], as in [`crate::Executable::execute`]; an error of the
+    /// plugin an [`Error::Pjrt`].
     #[track_caller]
     pub fn execute(&self, arguments: &[&Literal]) -> Result<Literal> {
         let location = Location::caller();
         self.check_arguments(arguments)?;
         let plugin = self.client.plugin;
-        let mut inputs = Vec::with_capacity(arguments.len());
+        let mut leaves = Vec::with_capacity(arguments.len());
         for argument in arguments {
-            inputs.push(self.to_device(argument, location)?);
+            leaf_literals(argument, &mut leaves)?;
+        }
+        let mut inputs = Vec::with_capacity(leaves.len());
+        for leaf in leaves {
+            inputs.push(self.to_device(leaf, location)?);
         }
         let input_pointers: Vec<*mut ffi::PjrtBuffer> = inputs.iter().map(|b| b.buffer).collect();
         let leaves = leaf_shapes(&self.result);
@@ -310,7 +320,8 @@ impl Executable {
         Ok(count.num_outputs)
     }
 
-    /// Arguments must match the parameters in count, element type and dimensions.
+    /// Arguments must match the parameters in count, element type and dimensions (tuples
+    /// element by element).
     fn check_arguments(&self, arguments: &[&Literal]) -> Result<()> {
         if arguments.len() != self.parameters.len() {
             return Err(Error::invalid(format!(
@@ -320,12 +331,7 @@ impl Executable {
             )));
         }
         for (number, ((name, shape), argument)) in self.parameters.iter().zip(arguments).enumerate() {
-            if shape.is_tuple() || argument.is_tuple() {
-                return Err(Error::Unimplemented(format!(
-                    "pjrt: tuple argument {number} ({name}: {shape}); pass its elements as parameters of their own"
-                )));
-            }
-            if !argument.shape().same_dimensions_and_type(shape) {
+            if !matches_parameter(argument.shape(), shape) {
                 return Err(Error::invalid(format!(
                     "argument {number} ({name}) has shape {} but parameter {number} expects {shape}",
                     argument.shape()
@@ -732,6 +738,57 @@ fn code_name(code: i32) -> String {
         .ok()
         .and_then(|i| NAMES.get(i))
         .map_or_else(|| format!("code {code}"), |n| n.to_string())
+}
+
+/// `computation` inside a computation whose parameters are the leaves of its parameters
+/// (depth first, in parameter order), which reassembles each tuple parameter and calls it with
+/// them; `None` where no parameter is a tuple.
+fn with_leaf_parameters(computation: &XlaComputation) -> Result<Option<XlaComputation>> {
+    let signature = computation.program_shape();
+    if !signature.parameters.iter().any(|(_, shape)| shape.is_tuple()) {
+        return Ok(None);
+    }
+    /// The parameters of `shape`'s leaves from number `next` on, reassembled as `shape`.
+    fn leaves<'b>(builder: &'b XlaBuilder, shape: &Shape, name: &str, next: &mut i64) -> XlaOp<'b> {
+        if shape.is_tuple() {
+            let elements: Vec<XlaOp<'b>> = (shape.tuple_shapes().iter().enumerate())
+                .map(|(i, element)| leaves(builder, element, &format!("{name}.{i}"), next))
+                .collect();
+            return tuple(builder, &elements);
+        }
+        *next += 1;
+        builder.parameter(*next - 1, shape, name)
+    }
+    let builder = XlaBuilder::new(&format!("{}.leaves", computation.name()));
+    let mut next = 0;
+    let operands: Vec<XlaOp<'_>> =
+        signature.parameters.iter().map(|(name, shape)| leaves(&builder, shape, name, &mut next)).collect();
+    builder.build(record_call(&builder, computation, &operands)).map(Some)
+}
+
+/// Whether an argument of shape `argument` fits a parameter of shape `parameter`: the same
+/// element type and dimensions (any layout), tuples element by element.
+fn matches_parameter(argument: &Shape, parameter: &Shape) -> bool {
+    match (argument.is_tuple(), parameter.is_tuple()) {
+        (true, true) => {
+            let (a, p) = (argument.tuple_shapes(), parameter.tuple_shapes());
+            a.len() == p.len() && a.iter().zip(p).all(|(a, p)| matches_parameter(a, p))
+        }
+        (false, false) => argument.same_dimensions_and_type(parameter),
+        _ => false,
+    }
+}
+
+/// The arrays of `literal`, depth first, pushed onto `leaves`.
+fn leaf_literals<'l>(literal: &'l Literal, leaves: &mut Vec<&'l Literal>) -> Result<()> {
+    if !literal.is_tuple() {
+        leaves.push(literal);
+        return Ok(());
+    }
+    for i in 0..literal.shape().tuple_shapes().len() {
+        leaf_literals(literal.tuple_element(i)?, leaves)?;
+    }
+    Ok(())
 }
 
 /// The array shapes of a result, depth first (PJRT's outputs of a tuple root, in order).
