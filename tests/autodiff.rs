@@ -1040,10 +1040,22 @@ fn the_gru_modules_derivatives_build_and_compile() {
         // The saved states are the trips' hidden states, counters and nothing else: not the
         // buffer of outputs the loop writes (the body's VJP reads none of it).
         assert!(!text.contains("f32[64,64,64,256]"), "a stack of the outputs' buffer");
+        if text.contains("backward_") {
+            // Each reversed trip reads the trip's two gate products from their stacks: its dots
+            // are the four of the cotangents (of x, h and both weights), not those six.
+            assert_eq!(dots_in(&text, "backward_"), 4, "{text}");
+            assert_eq!(dots_in(&text, "saving_"), 2, "{text}");
+        }
         let back = XlaComputation::from_hlo_text(&text).unwrap();
         assert_eq!(back.program_shape(), derived.program_shape());
         back.compile(&CompileOptions::default()).unwrap();
     }
+}
+
+/// The dots of the computation of HLO `text` whose name starts with `prefix`.
+fn dots_in(text: &str, prefix: &str) -> usize {
+    let body = text.split("\n\n").find(|computation| computation.starts_with(prefix)).unwrap_or("");
+    body.matches(" dot(").count()
 }
 
 #[test]

@@ -7,11 +7,13 @@
 //!   body gives it one), whose body is the body's JVP;
 //! - reverse mode, a while whose trip count `T` is fixed at compile time (a counter in the
 //!   carried tuple, initialized by a constant, stepped by a constant in the body, compared with a
-//!   constant: jax's `scan` and `fori_loop` with static bounds): a forward while that also
-//!   writes the carry's arrays that the body's VJP reads and the body changes into stacks of `T`
-//!   (`dynamic_update_slice` at the trip), then, as the transpose, a backward while of `T` trips
-//!   that reads trip `T - 1 - i`'s state (`dynamic_slice`), recomputes the body's primal from it
-//!   and runs the body's VJP; integer arrays (counters) get no cotangent. Any other while is
+//!   constant: jax's `scan` and `fori_loop` with static bounds): the body's VJP split into a
+//!   forward and a backward part (`residuals.rs`); a forward while running the first, which
+//!   also writes the carry's arrays that the second reads and the body changes, and the
+//!   trip's residuals, into stacks of `T` (`dynamic_update_slice` at the trip), then, as the
+//!   transpose, a backward while of `T` trips that reads trip `T - 1 - i`'s state and
+//!   residuals (`dynamic_slice`) and runs the second; integer arrays (counters) get no
+//!   cotangent. Any other while is
 //!   refused in reverse mode with an error naming it (jax refuses it too);
 //! - conditionals, predicated and indexed: forward mode, the conditional of the branches'
 //!   JVPs; reverse mode, the conditional of the branches' VJPs, each recomputing its branch's
@@ -23,6 +25,7 @@
 use std::panic::Location;
 
 use crate::attributes::{BinaryOp, ComparisonDirection};
+use crate::autodiff::residuals::SplitVjp;
 use crate::autodiff::tape::{zeros, Tan, Tape, Tid, Transpose};
 use crate::builder::{
     conditional as predicated_conditional, conditional_indexed, dynamic_slice, dynamic_update_slice,
@@ -156,9 +159,9 @@ fn active_outputs(
     Ok(out.iter().map(Option::is_some).collect())
 }
 
-/// The cotangents of `computation`'s parameter arrays `active` (`None`: zero) from those of its
-/// result arrays (`cotangents`, one per array), its primal recomputed from `primal` in
-/// `builder`.
+/// `computation`'s result arrays from `primal` in `builder`, and the cotangents of its
+/// parameter arrays `active` (`None`: zero) from those of its result arrays (`cotangents`, one
+/// per array).
 fn vjp_arrays<'c>(
     walk: Walk,
     builder: &'c XlaBuilder,
@@ -167,64 +170,37 @@ fn vjp_arrays<'c>(
     primal: Vec<XlaOp<'c>>,
     active: &[bool],
     cotangents: &[Option<XlaOp<'c>>],
-) -> Result<Vec<Option<XlaOp<'c>>>> {
+) -> Result<(Vec<XlaOp<'c>>, Vec<Option<XlaOp<'c>>>)> {
     let shapes = leaf_shapes(&parameter_shape(computation));
     let mut tape = Tape::new(builder, false, location);
     let mut inputs = Vec::new();
     for (shape, &on) in shapes.iter().zip(active) {
         inputs.push(on.then(|| tape.input(shape, None)));
     }
-    let (_, out) = walk_arrays(walk, &mut tape, computation, primal, inputs.clone())?;
+    let (results, out) = walk_arrays(walk, &mut tape, computation, primal, inputs.clone())?;
     let seeds = out.iter().zip(cotangents).filter_map(|(t, c)| Some(((*t)?, (*c)?))).collect();
     let all = tape.transpose(seeds);
-    Ok(inputs.iter().map(|input| input.and_then(|id| all[id])).collect())
+    Ok((results, inputs.iter().map(|input| input.and_then(|id| all[id])).collect()))
 }
 
-/// Which instructions the root of `computation` depends on, an element of a tuple made there
-/// depending on that element alone (so a tuple of arrays, rebuilt for a walk, keeps no unread
-/// array alive).
-fn live_elements(computation: &HloComputation) -> Vec<bool> {
-    let instructions = &computation.instructions;
-    let mut live = vec![false; instructions.len()];
-    live[computation.root] = true;
-    for id in (0..live.len()).rev() {
-        if !live[id] {
-            continue;
-        }
-        let instruction = &instructions[id];
-        if let (Opcode::GetTupleElement { index }, [tuple]) = (&instruction.opcode, &instruction.operands[..])
-        {
-            if let (Opcode::Tuple, Some(&element)) =
-                (&instructions[*tuple].opcode, instructions[*tuple].operands.get(*index as usize))
-            {
-                live[element] = true;
-                continue;
-            }
-        }
-        for &operand in &instruction.operands {
-            live[operand] = true;
-        }
-    }
-    live
-}
-
-/// Which of `computation`'s parameter arrays its VJP (from the result arrays `active_out`, to
-/// the parameter arrays `active`) reads.
-fn vjp_reads(
+/// The VJP of a loop body (from the result arrays `active` to the parameter arrays `active`),
+/// built on a probe of its own and split into the part that runs forward, computing the
+/// body's result and the residuals, and the part that runs backward from them
+/// (`residuals.rs`).
+fn split_vjp(
     walk: Walk,
     location: &'static Location<'static>,
-    computation: &HloComputation,
+    body: &HloComputation,
     active: &[bool],
-    active_out: &[bool],
-) -> Result<Vec<bool>> {
-    let shapes = leaf_shapes(&parameter_shape(computation));
-    let builder = XlaBuilder::new("probe");
+) -> Result<SplitVjp> {
+    let shapes = leaf_shapes(&parameter_shape(body));
+    let builder = XlaBuilder::new(&format!("vjp_{}", base_name(&body.name)));
     let primal: Vec<XlaOp<'_>> =
         shapes.iter().enumerate().map(|(k, s)| builder.parameter(k as i64, s, "primal")).collect();
     let mut number = shapes.len() as i64;
-    let cotangents: Vec<Option<XlaOp<'_>>> = leaf_shapes(computation.result_shape())
+    let cotangents: Vec<Option<XlaOp<'_>>> = leaf_shapes(body.result_shape())
         .iter()
-        .zip(active_out)
+        .zip(active)
         .map(|(shape, &on)| {
             on.then(|| {
                 number += 1;
@@ -232,19 +208,11 @@ fn vjp_reads(
             })
         })
         .collect();
-    let parts = vjp_arrays(walk, &builder, location, computation, primal, active, &cotangents)?;
-    let parts: Vec<XlaOp<'_>> = parts.into_iter().flatten().collect();
-    let built = builder.build(tuple(&builder, &parts))?;
-    let live = live_elements(&built.entry);
-    let mut reads = vec![false; shapes.len()];
-    for (instruction, &on) in built.entry.instructions.iter().zip(&live) {
-        if let (Opcode::Parameter { number }, true) = (&instruction.opcode, on) {
-            if let Some(read) = reads.get_mut(*number as usize) {
-                *read = true;
-            }
-        }
-    }
-    Ok(reads)
+    let (results, parts) = vjp_arrays(walk, &builder, location, body, primal, active, &cotangents)?;
+    let parts = (parts.into_iter().zip(&shapes).zip(active).filter(|(_, &on)| on))
+        .map(|((part, shape), _)| part.unwrap_or_else(|| zeros(&builder, shape)));
+    let root: Vec<XlaOp<'_>> = results.iter().copied().chain(parts).collect();
+    Ok(SplitVjp::new(builder.build(tuple(&builder, &root))?, shapes.len(), results.len()))
 }
 
 /// `builder`'s conditional on `selector` (a `pred`: branches true, false; an `s32`: indexed).
@@ -508,8 +476,16 @@ fn stack_shape(shape: &Shape, trips: i64) -> Shape {
     Shape::new(shape.element_type(), &dimensions)
 }
 
-/// The primal while, also writing the carry's arrays `saved` as they enter each trip into
-/// stacks of `trips`: the carry's arrays after it, and the stacks.
+/// Trip `at`'s array of `shape` in `stack` (a stack of such arrays), in `shape`'s layout.
+fn trip_slice<'c>(builder: &'c XlaBuilder, stack: XlaOp<'c>, at: XlaOp<'c>, shape: &Shape) -> XlaOp<'c> {
+    let sizes = [&[1], shape.dimensions()].concat();
+    let slice = dynamic_slice(stack, &trip_start(builder, at, sizes.len()), &sizes);
+    builder.record_opcode(&Opcode::Reshape, &[slice], shape)
+}
+
+/// The primal while, its body the forward part of the body's split VJP, also writing the
+/// carry's arrays `saved` as they enter each trip and the trip's residuals into stacks of
+/// `trips`: the carry's arrays after it, and the stacks (the arrays', then the residuals').
 #[allow(clippy::too_many_arguments)]
 fn saving_loop<'b>(
     walk: Walk,
@@ -517,13 +493,15 @@ fn saving_loop<'b>(
     location: &'static Location<'static>,
     condition: &HloComputation,
     body: &HloComputation,
+    split: &SplitVjp,
     init: Vec<XlaOp<'b>>,
     saved: &[bool],
     trips: i64,
 ) -> Result<(Vec<XlaOp<'b>>, Vec<XlaOp<'b>>)> {
     let shapes = leaf_shapes(&parameter_shape(body));
     let count = shapes.len();
-    let stacks: Vec<Shape> = masked(&shapes, saved).iter().map(|s| stack_shape(s, trips)).collect();
+    let stacked = [masked(&shapes, saved), split.residual_shapes()].concat();
+    let stacks: Vec<Shape> = stacked.iter().map(|s| stack_shape(s, trips)).collect();
     let flat: Vec<Shape> = shapes
         .iter()
         .cloned()
@@ -533,10 +511,9 @@ fn saving_loop<'b>(
     let body_builder = XlaBuilder::new(&format!("saving_{}", base_name(&body.name)));
     let arrays = flat_parameter(&body_builder, &flat, "carry");
     let trip = arrays[count];
-    let mut tape = Tape::new(&body_builder, false, location);
-    let (mut out, _) = walk_arrays(walk, &mut tape, body, arrays[..count].to_vec(), vec![None; count])?;
+    let (mut out, residuals) = split.forward(&body_builder, &arrays[..count])?;
     out.push(trip + body_builder.constant_r0(1i32));
-    let entering = picked(&arrays[..count], saved);
+    let entering = picked(&arrays[..count], saved).into_iter().chain(residuals);
     for ((stack, array), shape) in arrays[count + 1..].iter().zip(entering).zip(&stacks) {
         let update = reshape(array, &[&[1], &shape.dimensions()[1..]].concat());
         out.push(dynamic_update_slice(*stack, update, &trip_start(&body_builder, trip, shape.rank())));
@@ -584,13 +561,13 @@ impl<'b> Transpose<'b> for ReversedLoop<'b> {
     }
 }
 
-/// The backward body: trip `i` of `trips` runs the body's VJP at the state trip `trips - 1 - i`
-/// entered (the arrays `saved` read from their stacks, those `kept` carried, the others unread).
+/// The backward body: trip `i` of `trips` runs the backward part of the body's split VJP at
+/// the state trip `trips - 1 - i` entered (the arrays `saved` read from their stacks, those
+/// `kept` carried, the others unread) and on that trip's residuals.
 #[allow(clippy::too_many_arguments)]
 fn backward_body(
-    walk: Walk,
-    location: &'static Location<'static>,
     body: &HloComputation,
+    split: &SplitVjp,
     active: &[bool],
     saved: &[bool],
     kept: &[bool],
@@ -603,27 +580,28 @@ fn backward_body(
     let trip = arrays[0];
     let at = builder.constant_r0(trips as i32 - 1) - trip;
     let active_count = active.iter().filter(|&&a| a).count();
-    let (mut cotangent_arrays, mut stacks) = (arrays[1..].iter(), arrays[1 + active_count..].iter());
-    let mut carried = arrays[1 + active_count + saved.iter().filter(|&&s| s).count()..].iter();
-    let mut cotangents = Vec::new();
+    let residual_shapes = split.residual_shapes();
+    let cotangents = &arrays[1..1 + active_count];
+    let mut stacks = arrays[1 + active_count..].iter();
+    let stacked = saved.iter().filter(|&&s| s).count() + residual_shapes.len();
+    let mut carried = arrays[1 + active_count + stacked..].iter();
     let mut primal = Vec::new();
     for (k, shape) in shapes.iter().enumerate() {
-        cotangents.push(if active[k] { cotangent_arrays.next().copied() } else { None });
         primal.push(if saved[k] {
-            let stack = *stacks.next().unwrap_or(&trip);
-            let sizes = [&[1], shape.dimensions()].concat();
-            reshape(dynamic_slice(stack, &trip_start(&builder, at, sizes.len()), &sizes), shape.dimensions())
+            trip_slice(&builder, *stacks.next().unwrap_or(&trip), at, shape)
         } else if kept[k] {
             *carried.next().unwrap_or(&trip)
         } else {
             zeros(&builder, shape)
         });
     }
-    let parts = vjp_arrays(walk, &builder, location, body, primal, active, &cotangents)?;
+    let residuals: Vec<XlaOp<'_>> = residual_shapes
+        .iter()
+        .map(|shape| trip_slice(&builder, *stacks.next().unwrap_or(&trip), at, shape))
+        .collect();
+    let parts = split.backward(&builder, &primal, cotangents, &residuals)?;
     let mut out = vec![trip + builder.constant_r0(1i32)];
-    for ((shape, part), _) in shapes.iter().zip(parts).zip(active).filter(|(_, &on)| on) {
-        out.push(part.unwrap_or_else(|| zeros(&builder, shape)));
-    }
+    out.extend(parts);
     out.extend_from_slice(&arrays[1 + active_count..]);
     builder.build(tuple(&builder, &out))
 }
@@ -656,15 +634,17 @@ fn reverse_loop<'b>(
         )));
     }
     let shapes = leaf_shapes(&parameter_shape(body));
-    let reads = vjp_reads(walk, location, body, active, active)?;
+    let split = split_vjp(walk, location, body, active)?;
+    let reads = split.reads();
     let varying = varying_arrays(body);
     let saved: Vec<bool> = reads.iter().zip(&varying).map(|(r, v)| *r && *v).collect();
     let kept: Vec<bool> = reads.iter().zip(&varying).map(|(r, v)| *r && !*v).collect();
     let (result, stacks) =
-        saving_loop(walk, builder, location, condition, body, init.clone(), &saved, trips)?;
+        saving_loop(walk, builder, location, condition, body, &split, init.clone(), &saved, trips)?;
     let y = rebuild(builder, &mut result.into_iter(), shape);
 
-    let stack_shapes: Vec<Shape> = masked(&shapes, &saved).iter().map(|s| stack_shape(s, trips)).collect();
+    let stacked = [masked(&shapes, &saved), split.residual_shapes()].concat();
+    let stack_shapes: Vec<Shape> = stacked.iter().map(|s| stack_shape(s, trips)).collect();
     let flat: Vec<Shape> = [
         vec![Shape::scalar(ElementType::S32)],
         masked(&shapes, active),
@@ -672,7 +652,7 @@ fn reverse_loop<'b>(
         masked(&shapes, &kept),
     ]
     .concat();
-    let backward = backward_body(walk, location, body, active, &saved, &kept, trips, &flat)?;
+    let backward = backward_body(body, &split, active, &saved, &kept, trips, &flat)?;
     let present: Vec<bool> = picked(&init_tangents, active).iter().map(Option::is_some).collect();
     let inputs: Vec<Tid> = picked(&init_tangents, active).into_iter().flatten().collect();
     let reversed = ReversedLoop {
@@ -869,7 +849,7 @@ pub(super) fn conditional<'b>(
         let mut given = arrays[count..].iter();
         let cotangents: Vec<Option<XlaOp<'_>>> =
             active_out.iter().map(|&on| if on { given.next().copied() } else { None }).collect();
-        let parts = vjp_arrays(
+        let (_, parts) = vjp_arrays(
             walk,
             &branch_builder,
             location,

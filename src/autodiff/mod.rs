@@ -14,6 +14,7 @@ mod convolution;
 mod elementwise;
 mod movement;
 mod reduction;
+mod residuals;
 mod sorting;
 mod tape;
 mod transform;
