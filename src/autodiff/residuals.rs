@@ -9,7 +9,8 @@
 //! element-wise math or data movement (see `recomputed`): that is replayed in the backward part
 //! from the residuals it reads in turn, where it fuses into the backward part's loops, so only
 //! the products and reductions (and the carry's arrays, which the reversed loop stacks itself)
-//! are written each trip and read back.
+//! are written each trip and read back. A tuple value (a sort's, an inner while's) is not
+//! stacked either: it is recomputed there from what it reads.
 
 use crate::builder::{XlaBuilder, XlaOp};
 use crate::error::{Error, Result};

@@ -203,7 +203,8 @@ impl<'a> TileRun<'a> {
             return None;
         };
         let (batches, rows, depth) = (geometry.batches.0.size, geometry.m.size, geometry.k.0.size);
-        if !gemm::available() || depth == 0 || batches * rows * geometry.n.size == 0 {
+        let tile_leads = gemm::leads_plain_products() || listed_rows.is_some() && gemm::available();
+        if !tile_leads || depth == 0 || batches * rows * geometry.n.size == 0 {
             return None;
         }
         let depth_blocks = depth.div_ceil(DEPTH_BLOCK);

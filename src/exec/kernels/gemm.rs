@@ -1,8 +1,9 @@
-//! f32 matrix products on an AVX-512 register tile: the rhs packed a column panel and a block
-//! of its rows at a time, the lhs read in place. A product's depth is a list of segments, each a run
-//! of the lhs rows' elements from an offset against a run of the packed rhs rows, so one tile
-//! sums a plain product (one segment) or a convolution's window taps (a segment per tap,
-//! each reading its input rows at the tap's offset) without leaving registers.
+//! f32 matrix products on a register tile (AVX-512 F, or AVX2 with FMA): the rhs packed a
+//! column panel and a block of its rows at a time, the lhs read in place. A product's depth is
+//! a list of segments, each a run of the lhs rows' elements from an offset against a run of the
+//! packed rhs rows, so one tile sums a plain product (one segment) or a convolution's window
+//! taps (a segment per tap, each reading its input rows at the tap's offset) without leaving
+//! registers.
 
 use std::ops::Range;
 
@@ -11,17 +12,50 @@ use crate::exec::loop_program::copy_matrix;
 /// Columns of one packed panel: four vectors of 16 lanes.
 pub(crate) const PANEL: usize = 64;
 
-/// Whether this machine runs the tile (AVX-512 F); where it does not, callers use another
-/// kernel.
+/// A register tile's instruction set. An AVX-512 tile spans up to a whole panel (four vectors
+/// of 16 lanes by 6 rows); an AVX2 tile, with half as many registers of half the width,
+/// sixteen columns of the panel at a time (two vectors of 8 lanes by 6 rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tile {
+    Avx512,
+    Avx2,
+}
+
+impl Tile {
+    /// Every tile this machine runs, the widest first.
+    pub(crate) fn detected() -> Vec<Tile> {
+        let mut tiles = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f") {
+                tiles.push(Tile::Avx512);
+            }
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                tiles.push(Tile::Avx2);
+            }
+        }
+        tiles
+    }
+
+    /// The widest tile this machine runs.
+    fn best() -> Option<Tile> {
+        static BEST: std::sync::OnceLock<Option<Tile>> = std::sync::OnceLock::new();
+        *BEST.get_or_init(|| Tile::detected().first().copied())
+    }
+}
+
+/// Whether this machine runs a tile (AVX-512 F, or AVX2 with FMA); where it does not, callers
+/// use another kernel.
 pub(crate) fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    Tile::best().is_some()
+}
+
+/// Whether the tile is also the faster kernel for a plain matrix product, against
+/// `matrixmultiply`'s, which packs the lhs as well: on AVX-512, yes; on AVX2, whose tile holds
+/// half as many sums, no (docs/performance.md), so there the tile runs only the products that
+/// have no packed alternative but a copy: a convolution's taps and gathered lhs rows.
+pub(crate) fn leads_plain_products() -> bool {
+    Tile::best() == Some(Tile::Avx512)
 }
 
 /// The most bytes a [`Packed`] holds for a rhs of `depth × columns` packed in runs of at most
@@ -282,7 +316,28 @@ pub(crate) unsafe fn product(
     accumulate: bool,
     buffer: &mut Packed,
 ) -> bool {
-    if !available() || panels.end > rhs.panels() {
+    let Some(tile) = Tile::best() else { return false };
+    // SAFETY: forwarded from the caller; the tile was detected.
+    unsafe { product_on(tile, lhs, blocks, rhs, panels, c, out, accumulate, buffer) }
+}
+
+/// [`product`] on `tile`, which must be one of [`Tile::detected`].
+///
+/// # Safety
+/// As [`product`]'s.
+#[allow(clippy::too_many_arguments)]
+unsafe fn product_on(
+    tile: Tile,
+    lhs: LhsRows<'_>,
+    blocks: &[Vec<Segment>],
+    rhs: Rhs<'_>,
+    panels: Range<usize>,
+    c: *mut f32,
+    out: OutRows,
+    accumulate: bool,
+    buffer: &mut Packed,
+) -> bool {
+    if panels.end > rhs.panels() {
         return false;
     }
     if lhs.rows == 0 || panels.is_empty() {
@@ -303,10 +358,10 @@ pub(crate) unsafe fn product(
             let (packed, first, columns, width) = buffer.pack(&rhs, p, start..end);
             let accumulate = accumulate || b > 0;
             let panel = packed.wrapping_sub(start * width);
-            let tiles = Tiles { lhs, segments: block, panel, width, columns, accumulate };
-            // SAFETY: avx512f was detected above; the reads lie inside the lhs (checked above
-            // for every row) and inside the packed rows `start..end` of the panel; the caller
-            // guarantees the writes.
+            let tiles = Tiles { tile, lhs, segments: block, panel, width, columns, accumulate };
+            // SAFETY: the tile was detected (the caller's guarantee); the reads lie inside the
+            // lhs (checked above for every row) and inside the packed rows `start..end` of the
+            // panel; the caller guarantees the writes.
             unsafe { tiles.run(c.add(first), out) };
         }
     }
@@ -316,6 +371,7 @@ pub(crate) unsafe fn product(
 /// Every tile of one panel and one depth block, top to bottom.
 #[cfg(target_arch = "x86_64")]
 struct Tiles<'a> {
+    tile: Tile,
     lhs: LhsRows<'a>,
     segments: &'a [Segment],
     /// Where packed rhs row 0 would start (rows before the block's are not there), and the
@@ -329,21 +385,114 @@ struct Tiles<'a> {
 #[cfg(target_arch = "x86_64")]
 impl Tiles<'_> {
     /// # Safety
-    /// As [`product`]'s, with avx512f detected and `c` at the panel's first column.
+    /// As [`product`]'s, with `self.tile` detected and `c` at the panel's first column.
     unsafe fn run(&self, c: *mut f32, out: OutRows) {
         // SAFETY (all arms): forwarded from the caller.
         unsafe {
-            match self.columns.div_ceil(16) {
-                4 => self.rows::<6, 4>(c, out),
-                3 => self.rows::<8, 3>(c, out),
-                2 => self.rows::<12, 2>(c, out),
-                _ => self.rows::<12, 1>(c, out),
+            match (self.tile, self.columns.div_ceil(16)) {
+                (Tile::Avx512, 4) => self.rows::<6, 4>(c, out),
+                (Tile::Avx512, 3) => self.rows::<8, 3>(c, out),
+                (Tile::Avx512, 2) => self.rows::<12, 2>(c, out),
+                (Tile::Avx512, _) => self.rows::<12, 1>(c, out),
+                (Tile::Avx2, _) => self.rows_avx2(c, out),
+            }
+        }
+    }
+
+    /// Every AVX2 tile of the panel: six rows at a time, sixteen columns after sixteen, so the
+    /// rows' depth stays in the first-level cache while the packed panel streams past.
+    ///
+    /// # Safety
+    /// As [`Tiles::run`]'s, with avx2 and fma detected.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn rows_avx2(&self, c: *mut f32, out: OutRows) {
+        let rows = self.lhs.rows;
+        for first in (0..rows).step_by(6) {
+            let tile_rows = (rows - first).min(6);
+            for column0 in (0..self.columns).step_by(16) {
+                // SAFETY: forwarded; the tile's rows are `first..first + 6` clamped to
+                // `rows`, its columns a strip of sixteen from a multiple of sixteen.
+                unsafe {
+                    if self.columns - column0 > 8 {
+                        self.tile_avx2::<6, 2>(first, tile_rows, column0, c, out);
+                    } else {
+                        self.tile_avx2::<6, 1>(first, tile_rows, column0, c, out);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The AVX2 tile of rows `first..first + rows` (`rows ≤ MR`) and the panel's columns
+    /// `column0..column0 + 8·NV` (those of them under `self.columns`): rows past the end read
+    /// the last row again and are not stored.
+    ///
+    /// # Safety
+    /// As [`Tiles::run`]'s, with avx2 and fma detected and `column0 < self.columns` a multiple
+    /// of 16, so that the tile's vectors lie inside the packed width.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn tile_avx2<const MR: usize, const NV: usize>(
+        &self,
+        first: usize,
+        rows: usize,
+        column0: usize,
+        c: *mut f32,
+        out: OutRows,
+    ) {
+        use std::arch::x86_64::*;
+        let width = self.width;
+        let mut sums = [[_mm256_setzero_ps(); NV]; MR];
+        let data = self.lhs.data.as_ptr();
+        let mut row_starts = [0usize; MR];
+        for (i, start) in row_starts.iter_mut().enumerate() {
+            *start = self.lhs.start(first + i.min(rows - 1));
+        }
+        for segment in self.segments {
+            // SAFETY: every row start plus `a_offset + len` is inside the lhs, and rows
+            // `k_start..k_start + len` of `width` elements inside the panel (checked by
+            // `product`), `column0 + 8·NV ≤ width` (`width` is a multiple of 16 above
+            // `column0`).
+            unsafe {
+                let b = self.panel.wrapping_add(segment.k_start * width + column0);
+                let a: [*const f32; MR] = std::array::from_fn(|i| data.add(row_starts[i] + segment.a_offset));
+                for p in 0..segment.len {
+                    let mut columns = [_mm256_setzero_ps(); NV];
+                    for (v, column) in columns.iter_mut().enumerate() {
+                        *column = _mm256_loadu_ps(b.add(p * width + v * 8));
+                    }
+                    for i in 0..MR {
+                        let x = _mm256_broadcast_ss(&*a[i].add(p));
+                        for v in 0..NV {
+                            sums[i][v] = _mm256_fmadd_ps(x, columns[v], sums[i][v]);
+                        }
+                    }
+                }
+            }
+        }
+        let lane_numbers = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        for (i, row) in sums.iter().enumerate().take(rows) {
+            let Some(start) = out.start(first + i) else { continue };
+            for (v, &sum) in row.iter().enumerate() {
+                let lanes = self.columns.saturating_sub(column0 + v * 8).min(8);
+                if lanes == 0 {
+                    continue;
+                }
+                let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes as i32), lane_numbers);
+                // SAFETY: the masked lanes are the tile's columns of row `first + i`, which
+                // the caller guarantees.
+                unsafe {
+                    let at = c.add(start + column0 + v * 8);
+                    let value =
+                        if self.accumulate { _mm256_add_ps(_mm256_maskload_ps(at, mask), sum) } else { sum };
+                    _mm256_maskstore_ps(at, mask, value);
+                }
             }
         }
     }
 
     /// # Safety
-    /// As [`Tiles::run`]'s.
+    /// As [`Tiles::run`]'s, with avx512f detected.
     #[target_feature(enable = "avx512f")]
     unsafe fn rows<const MR: usize, const NV: usize>(&self, c: *mut f32, out: OutRows) {
         let rows = self.lhs.rows;
@@ -357,7 +506,7 @@ impl Tiles<'_> {
     /// row again and are not stored.
     ///
     /// # Safety
-    /// As [`Tiles::run`]'s.
+    /// As [`Tiles::run`]'s, with avx512f detected.
     #[target_feature(enable = "avx512f")]
     #[inline]
     unsafe fn tile<const MR: usize, const NV: usize>(
@@ -456,39 +605,54 @@ mod tests {
         if !available() {
             return;
         }
-        // Rows 0, 1, a partial tile and several tiles; columns from one lane to past a panel.
-        for rows in [0usize, 1, 5, 7, 13, 25] {
-            for columns in [1usize, 15, 16, 17, 33, 48, 64, 65, 130] {
-                let (depth, row_stride, ldb) = (9, 11, columns + 5);
-                let a = values(rows.max(1) * row_stride + 8, 1);
-                let b = values(depth * ldb, 2);
-                let lhs = LhsRows::strided(&a, 2, row_stride, rows);
-                let blocks = two_blocks();
-                let rhs = Rhs::new(&b, 0, [ldb, 1], depth, columns).unwrap();
-                let ldc = columns + 3;
-                let mut c = vec![7.0f32; rows * ldc + 3];
-                let mut packed = Packed::default();
-                // SAFETY: `c` holds `rows` rows of `ldc ≥ columns` elements.
-                let out = OutRows::matrix(ldc);
-                assert!(unsafe {
-                    product(lhs, &blocks, rhs, 0..rhs.panels(), c.as_mut_ptr(), out, false, &mut packed)
-                });
-                let expected = naive(lhs, &blocks, &b, ldb, columns);
-                for i in 0..rows {
-                    for j in 0..ldc {
-                        let got = c[i * ldc + j];
-                        if j < columns {
-                            let want = expected[i * columns + j];
-                            assert!(
-                                (got as f64 - want).abs() < 1e-4,
-                                "{rows}x{columns} at {i},{j}: {got} vs {want}"
-                            );
-                        } else {
-                            assert_eq!(got, 7.0, "{rows}x{columns}: column {j} past the product was written");
+        for tile in Tile::detected() {
+            // Rows 0, 1, a partial tile and several tiles; columns from one lane to past a panel.
+            for rows in [0usize, 1, 5, 7, 13, 25] {
+                for columns in [1usize, 15, 16, 17, 33, 48, 64, 65, 130] {
+                    let (depth, row_stride, ldb) = (9, 11, columns + 5);
+                    let a = values(rows.max(1) * row_stride + 8, 1);
+                    let b = values(depth * ldb, 2);
+                    let lhs = LhsRows::strided(&a, 2, row_stride, rows);
+                    let blocks = two_blocks();
+                    let rhs = Rhs::new(&b, 0, [ldb, 1], depth, columns).unwrap();
+                    let ldc = columns + 3;
+                    let mut c = vec![7.0f32; rows * ldc + 3];
+                    let mut packed = Packed::default();
+                    // SAFETY: `c` holds `rows` rows of `ldc ≥ columns` elements.
+                    let out = OutRows::matrix(ldc);
+                    assert!(unsafe {
+                        product_on(
+                            tile,
+                            lhs,
+                            &blocks,
+                            rhs,
+                            0..rhs.panels(),
+                            c.as_mut_ptr(),
+                            out,
+                            false,
+                            &mut packed,
+                        )
+                    });
+                    let expected = naive(lhs, &blocks, &b, ldb, columns);
+                    for i in 0..rows {
+                        for j in 0..ldc {
+                            let got = c[i * ldc + j];
+                            if j < columns {
+                                let want = expected[i * columns + j];
+                                assert!(
+                                    (got as f64 - want).abs() < 1e-4,
+                                    "{rows}x{columns} at {i},{j}: {got} vs {want}"
+                                );
+                            } else {
+                                assert_eq!(
+                                    got, 7.0,
+                                    "{rows}x{columns}: column {j} past the product was written"
+                                );
+                            }
                         }
                     }
+                    assert!(c[rows * ldc..].iter().all(|&v| v == 7.0), "a row past the product was written");
                 }
-                assert!(c[rows * ldc..].iter().all(|&v| v == 7.0), "a row past the product was written");
             }
         }
     }
@@ -498,32 +662,39 @@ mod tests {
         if !available() {
             return;
         }
-        // 3 lines of pitch 5, 3 kept rows each (rows 3 and 4 of a line dropped), lines 20 apart.
-        let (rows, depth, columns) = (13, 6, 20);
-        let out = OutRows { row_stride: columns, pitch: 5, len: 3, line_stride: 20 * columns };
-        let a = values(rows * depth, 5);
-        let b = values(depth * columns, 6);
-        let lhs = LhsRows::strided(&a, 0, depth, rows);
-        let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: depth }]];
-        let rhs = Rhs::new(&b, 0, [columns, 1], depth, columns).unwrap();
-        assert_eq!(out.extent(rows, columns), 2 * 20 * columns + 2 * columns + columns);
-        let mut c = vec![f32::NAN; out.extent(rows, columns)];
-        let mut packed = Packed::default();
-        // SAFETY: `c` reaches every kept row's columns.
-        assert!(unsafe { product(lhs, &blocks, rhs, 0..1, c.as_mut_ptr(), out, false, &mut packed) });
-        let expected = naive(lhs, &blocks, &b, columns, columns);
-        let mut kept = vec![false; c.len()];
-        for i in 0..rows {
-            if i % 5 >= 3 {
-                continue;
+        for tile in Tile::detected() {
+            // 3 lines of pitch 5, 3 kept rows each (rows 3 and 4 of a line dropped), lines 20 apart.
+            let (rows, depth, columns) = (13, 6, 20);
+            let out = OutRows { row_stride: columns, pitch: 5, len: 3, line_stride: 20 * columns };
+            let a = values(rows * depth, 5);
+            let b = values(depth * columns, 6);
+            let lhs = LhsRows::strided(&a, 0, depth, rows);
+            let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: depth }]];
+            let rhs = Rhs::new(&b, 0, [columns, 1], depth, columns).unwrap();
+            assert_eq!(out.extent(rows, columns), 2 * 20 * columns + 2 * columns + columns);
+            let mut c = vec![f32::NAN; out.extent(rows, columns)];
+            let mut packed = Packed::default();
+            // SAFETY: `c` reaches every kept row's columns.
+            assert!(unsafe {
+                product_on(tile, lhs, &blocks, rhs, 0..1, c.as_mut_ptr(), out, false, &mut packed)
+            });
+            let expected = naive(lhs, &blocks, &b, columns, columns);
+            let mut kept = vec![false; c.len()];
+            for i in 0..rows {
+                if i % 5 >= 3 {
+                    continue;
+                }
+                let start = (i / 5) * 20 * columns + (i % 5) * columns;
+                for j in 0..columns {
+                    assert!(
+                        (c[start + j] as f64 - expected[i * columns + j]).abs() < 1e-4,
+                        "row {i} column {j}"
+                    );
+                    kept[start + j] = true;
+                }
             }
-            let start = (i / 5) * 20 * columns + (i % 5) * columns;
-            for j in 0..columns {
-                assert!((c[start + j] as f64 - expected[i * columns + j]).abs() < 1e-4, "row {i} column {j}");
-                kept[start + j] = true;
-            }
+            assert!(c.iter().zip(kept).all(|(v, kept)| kept || v.is_nan()), "a dropped row was written");
         }
-        assert!(c.iter().zip(kept).all(|(v, kept)| kept || v.is_nan()), "a dropped row was written");
     }
 
     #[test]
@@ -531,37 +702,49 @@ mod tests {
         if !available() {
             return;
         }
-        // 11 rows (a whole tile of 6 and a part) looked up among 5 of a table, one twice in a
-        // tile, the last table row among them (its reads end at the table's end).
-        let (table_rows, depth, columns) = (5, 7, 33);
-        let a = values(table_rows * depth, 9);
-        let b = values(depth * columns, 10);
-        let starts: Vec<usize> = [4, 0, 2, 2, 1, 3, 0, 4, 4, 1, 3].iter().map(|r| r * depth).collect();
-        let lhs = LhsRows { data: &a, starts: RowStarts::Listed(&starts), rows: starts.len() };
-        let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: depth }]];
-        let rhs = Rhs::new(&b, 0, [columns, 1], depth, columns).unwrap();
-        let mut c = vec![f32::NAN; starts.len() * columns];
-        let mut packed = Packed::default();
-        // SAFETY: `c` holds every row's columns.
-        let panels = 0..columns.div_ceil(PANEL);
-        let out = OutRows::matrix(columns);
-        assert!(unsafe {
-            product(lhs, &blocks, rhs, panels.clone(), c.as_mut_ptr(), out, false, &mut packed)
-        });
-        let expected = naive(lhs, &blocks, &b, columns, columns);
-        for (i, (got, want)) in c.iter().zip(&expected).enumerate() {
-            assert!((*got as f64 - want).abs() < 1e-4, "element {i}: {got} against {want}");
-        }
-        // A listed row whose reads would leave the table, or a list shorter than the rows,
-        // is refused.
-        let beyond: Vec<usize> = [0, table_rows * depth - depth + 1].to_vec();
-        let outside = LhsRows { data: &a, starts: RowStarts::Listed(&beyond), rows: 2 };
-        let short = LhsRows { data: &a, starts: RowStarts::Listed(&starts[..3]), rows: 4 };
-        for lhs in [outside, short] {
-            // SAFETY: nothing is written where the product is refused, and `c` holds 4 rows.
-            assert!(!unsafe {
-                product(lhs, &blocks, rhs, panels.clone(), c.as_mut_ptr(), out, false, &mut packed)
+        for tile in Tile::detected() {
+            // 11 rows (a whole tile of 6 and a part) looked up among 5 of a table, one twice in a
+            // tile, the last table row among them (its reads end at the table's end).
+            let (table_rows, depth, columns) = (5, 7, 33);
+            let a = values(table_rows * depth, 9);
+            let b = values(depth * columns, 10);
+            let starts: Vec<usize> = [4, 0, 2, 2, 1, 3, 0, 4, 4, 1, 3].iter().map(|r| r * depth).collect();
+            let lhs = LhsRows { data: &a, starts: RowStarts::Listed(&starts), rows: starts.len() };
+            let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: depth }]];
+            let rhs = Rhs::new(&b, 0, [columns, 1], depth, columns).unwrap();
+            let mut c = vec![f32::NAN; starts.len() * columns];
+            let mut packed = Packed::default();
+            // SAFETY: `c` holds every row's columns.
+            let panels = 0..columns.div_ceil(PANEL);
+            let out = OutRows::matrix(columns);
+            assert!(unsafe {
+                product_on(tile, lhs, &blocks, rhs, panels.clone(), c.as_mut_ptr(), out, false, &mut packed)
             });
+            let expected = naive(lhs, &blocks, &b, columns, columns);
+            for (i, (got, want)) in c.iter().zip(&expected).enumerate() {
+                assert!((*got as f64 - want).abs() < 1e-4, "element {i}: {got} against {want}");
+            }
+            // A listed row whose reads would leave the table, or a list shorter than the rows,
+            // is refused.
+            let beyond: Vec<usize> = [0, table_rows * depth - depth + 1].to_vec();
+            let outside = LhsRows { data: &a, starts: RowStarts::Listed(&beyond), rows: 2 };
+            let short = LhsRows { data: &a, starts: RowStarts::Listed(&starts[..3]), rows: 4 };
+            for lhs in [outside, short] {
+                // SAFETY: nothing is written where the product is refused, and `c` holds 4 rows.
+                assert!(!unsafe {
+                    product_on(
+                        tile,
+                        lhs,
+                        &blocks,
+                        rhs,
+                        panels.clone(),
+                        c.as_mut_ptr(),
+                        out,
+                        false,
+                        &mut packed,
+                    )
+                });
+            }
         }
     }
 
@@ -582,25 +765,29 @@ mod tests {
         if !available() {
             return;
         }
-        let (rows, depth, columns) = (7, 9, 20);
-        let a = values(rows * depth + 8, 3);
-        let b = values(depth * columns, 4);
-        // The rhs transposed: element (k, j) at j·depth + k.
-        let bt: Vec<f32> = (0..depth * columns).map(|e| b[(e % depth) * columns + e / depth]).collect();
-        let rhs = Rhs::new(&bt, 0, [1, depth], depth, columns).unwrap();
-        let lhs = LhsRows::strided(&a, 0, depth, rows);
-        let blocks = two_blocks();
-        let mut c = vec![1.5f32; rows * columns];
-        // The same packing buffer twice: the second product reuses what the first packed.
-        let mut packed = Packed::default();
-        for _ in 0..2 {
-            // SAFETY: `c` holds the row-major product.
-            let out = OutRows::matrix(columns);
-            assert!(unsafe { product(lhs, &blocks, rhs, 0..1, c.as_mut_ptr(), out, true, &mut packed) });
-        }
-        let expected = naive(lhs, &blocks, &b, columns, columns);
-        for (got, want) in c.iter().zip(expected) {
-            assert!((*got as f64 - (2.0 * want + 1.5)).abs() < 1e-4);
+        for tile in Tile::detected() {
+            let (rows, depth, columns) = (7, 9, 20);
+            let a = values(rows * depth + 8, 3);
+            let b = values(depth * columns, 4);
+            // The rhs transposed: element (k, j) at j·depth + k.
+            let bt: Vec<f32> = (0..depth * columns).map(|e| b[(e % depth) * columns + e / depth]).collect();
+            let rhs = Rhs::new(&bt, 0, [1, depth], depth, columns).unwrap();
+            let lhs = LhsRows::strided(&a, 0, depth, rows);
+            let blocks = two_blocks();
+            let mut c = vec![1.5f32; rows * columns];
+            // The same packing buffer twice: the second product reuses what the first packed.
+            let mut packed = Packed::default();
+            for _ in 0..2 {
+                // SAFETY: `c` holds the row-major product.
+                let out = OutRows::matrix(columns);
+                assert!(unsafe {
+                    product_on(tile, lhs, &blocks, rhs, 0..1, c.as_mut_ptr(), out, true, &mut packed)
+                });
+            }
+            let expected = naive(lhs, &blocks, &b, columns, columns);
+            for (got, want) in c.iter().zip(expected) {
+                assert!((*got as f64 - (2.0 * want + 1.5)).abs() < 1e-4);
+            }
         }
     }
 
@@ -675,20 +862,28 @@ mod tests {
 
     #[test]
     fn reads_past_an_operand_are_refused() {
-        let a = vec![0.0f32; 10];
-        let b = vec![0.0f32; 12];
-        assert!(Rhs::new(&b, 1, [4, 1], 3, 4).is_none());
-        let rhs = Rhs::new(&b, 0, [4, 1], 3, 4).unwrap();
-        let lhs = LhsRows::strided(&a, 0, 4, 3);
-        let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: 3 }]];
-        let mut c = vec![0.0f32; 12];
-        let mut packed = Packed::default();
-        let out = OutRows::matrix(4);
-        // SAFETY: `c` holds 3 rows of 4; the calls must refuse before writing.
-        assert!(!unsafe { product(lhs, &blocks, rhs, 0..1, c.as_mut_ptr(), out, false, &mut packed) });
-        let past_depth = vec![vec![Segment { a_offset: 0, k_start: 2, len: 2 }]];
-        let lhs = LhsRows { rows: 2, ..lhs };
-        assert!(!unsafe { product(lhs, &past_depth, rhs, 0..1, c.as_mut_ptr(), out, false, &mut packed) });
-        assert!(!unsafe { product(lhs, &blocks, rhs, 0..2, c.as_mut_ptr(), out, false, &mut packed) });
+        for tile in Tile::detected() {
+            let a = vec![0.0f32; 10];
+            let b = vec![0.0f32; 12];
+            assert!(Rhs::new(&b, 1, [4, 1], 3, 4).is_none());
+            let rhs = Rhs::new(&b, 0, [4, 1], 3, 4).unwrap();
+            let lhs = LhsRows::strided(&a, 0, 4, 3);
+            let blocks = vec![vec![Segment { a_offset: 0, k_start: 0, len: 3 }]];
+            let mut c = vec![0.0f32; 12];
+            let mut packed = Packed::default();
+            let out = OutRows::matrix(4);
+            // SAFETY: `c` holds 3 rows of 4; the calls must refuse before writing.
+            assert!(!unsafe {
+                product_on(tile, lhs, &blocks, rhs, 0..1, c.as_mut_ptr(), out, false, &mut packed)
+            });
+            let past_depth = vec![vec![Segment { a_offset: 0, k_start: 2, len: 2 }]];
+            let lhs = LhsRows { rows: 2, ..lhs };
+            assert!(!unsafe {
+                product_on(tile, lhs, &past_depth, rhs, 0..1, c.as_mut_ptr(), out, false, &mut packed)
+            });
+            assert!(!unsafe {
+                product_on(tile, lhs, &blocks, rhs, 0..2, c.as_mut_ptr(), out, false, &mut packed)
+            });
+        }
     }
 }
