@@ -53,8 +53,8 @@ pub(crate) use target::SharedOutput;
 /// Copies the `rows × columns` matrix whose element (r, c) is `source[start + r·row_step +
 /// c·column_step]` into `out`, row-major, by the loop engine's strided load: contiguous rows
 /// copied, a transposed matrix (`row_step` 1) moved in 16×16 tiles through vector registers,
-/// any other one gathered. Kernels that need an operand in another order (the register tile's
-/// transposed lhs) use it, so every such copy is as fast as a fused loop's.
+/// any other one gathered. Kernels that need an operand in another order (the register tile,
+/// packing a transposed rhs) use it, so every such copy is as fast as a fused loop's.
 ///
 /// # Panics
 /// If a read would leave `source` or `out` holds fewer than `rows · columns` elements: the
